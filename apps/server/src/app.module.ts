@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule, type Config } from '@parley/config';
+import { HealthController } from '@parley/observability';
+
+/** The all-in-one deployable: HTTP, NATS, worker and projector in one process. */
+@Module({})
+export class AppModule {
+  static forRoot(config: Config) {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config)],
+      controllers: [HealthController],
+    };
+  }
+}

@@ -1,0 +1,113 @@
+import type { z } from 'zod';
+import { envSchema, type Env } from './config.schema';
+
+const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+/** The typed configuration every module receives. Built once, at boot, by `loadConfig`. */
+export function toConfig(env: Env) {
+  return {
+    env: env.NODE_ENV,
+    http: { port: env.PORT, host: env.HOST, bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES },
+    log: { level: env.LOG_LEVEL },
+    database: {
+      /** null means: run the embedded PostgreSQL (PGlite) under `dataDir`. */
+      url: env.DATABASE_URL ?? null,
+      poolSize: env.DATABASE_POOL_SIZE,
+      dataDir: env.PARLEY_DATA_DIR,
+    },
+    /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
+    redis: { url: env.REDIS_URL ?? null },
+    /** null means: NATS is off. */
+    nats: { url: env.NATS_URL ?? null, maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES },
+    eventStore: {
+      /** set: the KurrentDB adapter is used instead of PostgreSQL. */
+      kurrentUrl: env.EVENTSTORE_URL ?? null,
+      maxEventBytes: env.EVENT_MAX_BYTES,
+      pollMs: env.SUBSCRIPTION_POLL_MS,
+    },
+    prefix: env.PARLEY_PREFIX,
+    security: {
+      encryptionKey: env.PARLEY_ENCRYPTION_KEY ?? null,
+      previousEncryptionKeys: splitList(env.PARLEY_PREVIOUS_ENCRYPTION_KEYS ?? ''),
+      adminApiKey: env.PARLEY_ADMIN_API_KEY ?? null,
+      authEnabled: env.PARLEY_AUTH_ENABLED,
+      publicPaths: splitList(env.PARLEY_PUBLIC_PATHS),
+      jwt: {
+        secret: env.JWT_SECRET ?? null,
+        jwksUrl: env.JWT_JWKS_URL ?? null,
+        issuer: env.JWT_ISSUER ?? null,
+        audience: env.JWT_AUDIENCE ?? null,
+      },
+    },
+    limits: {
+      maxMessageChars: env.MAX_MESSAGE_CHARS,
+      maxAttachments: env.MAX_ATTACHMENTS,
+      rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+      maxRunningTurnsPerSubject: env.MAX_RUNNING_TURNS_PER_SUBJECT,
+    },
+    llm: {
+      defaultModelName: env.DEFAULT_MODEL_NAME ?? null,
+      enableJsonMode: env.ENABLE_JSON_MODE,
+      callTimeoutMs: env.LLM_CALL_TIMEOUT_MS,
+      retryCount: env.LLM_RETRY_COUNT,
+      retryDelayMs: env.LLM_RETRY_DELAY_MS,
+    },
+    /** Service-wide turn limits; an action's configuration may override each. */
+    turn: {
+      maxToolSteps: env.MAX_TOOL_STEPS,
+      maxPromptTokens: env.MAX_PROMPT_TOKENS ?? null,
+      maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? null,
+      maxTotalTokens: env.MAX_TOTAL_TOKENS ?? null,
+      timeoutMs: env.TURN_TIMEOUT_MS,
+      maxToolOutputBytes: env.MAX_TOOL_OUTPUT_BYTES,
+      toolCallTimeoutMs: env.TOOL_CALL_TIMEOUT_MS,
+      questionTimeoutMs: env.QUESTION_TIMEOUT_MS,
+      stuckAfterMs: env.STUCK_AFTER_MS,
+    },
+    tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
+    telemetry: {
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
+      serviceName: env.OTEL_SERVICE_NAME,
+    },
+  };
+}
+
+export type Config = ReturnType<typeof toConfig>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Parley cannot start; fix the configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function describeIssue(issue: z.core.$ZodIssue, env: Record<string, string | undefined>): string {
+  const name = String(issue.path[0] ?? 'environment');
+  const given = env[name];
+  const shown = given === undefined ? 'it is not set' : `got "${redact(name, given)}"`;
+  return `${name}: ${issue.message} (${shown})`;
+}
+
+function redact(name: string, value: string): string {
+  return /KEY|SECRET|PASSWORD|TOKEN/.test(name) ? '***' : value.length > 80 ? `${value.slice(0, 77)}...` : value;
+}
+
+/**
+ * Parses the environment once. Empty strings count as unset, so `FOO=` in a .env file does not
+ * turn into a malformed value. Throws ConfigError naming every bad variable.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const env = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => describeIssue(i, env)));
+  const problems: string[] = [];
+  if (parsed.data.NODE_ENV === 'production' && !parsed.data.PARLEY_ENCRYPTION_KEY) {
+    problems.push('PARLEY_ENCRYPTION_KEY: required in production, expected a 256-bit key (it is not set)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return toConfig(parsed.data);
+}

@@ -1,0 +1,2 @@
+export { createLogger, REDACTED_PATHS, type Logger } from './logger';
+export { HealthController } from './health.controller';

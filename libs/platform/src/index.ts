@@ -1,0 +1,2 @@
+export { createPgPool, type PgPoolOptions } from './database/pg-pool';
+export { runMigrations } from './database/migrate';

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/** Where tests find PostgreSQL; CI and the README use the default. */
+export const TEST_ADMIN_URL = process.env.PARLEY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The migrated template every test database is cloned from (see test/global-setup.ts). */
+export const TEMPLATE_DATABASE = 'parley_test_template';
+
+export function databaseUrl(name: string, base = TEST_ADMIN_URL): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: TEST_ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database of its own for one test file, cloned from the template in
+ * milliseconds, so parallel Jest workers never share rows.
+ */
+export async function createTestDatabase(label = 't'): Promise<TestDatabase> {
+  const safe = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30);
+  const name = `parley_${safe}_${randomBytes(4).toString('hex')}`;
+  await withAdmin(async (c) => {
+    // Cloning fails if anyone else is connected to the template; retry briefly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await c.query(`create database "${name}" template "${TEMPLATE_DATABASE}"`);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !String((err as Error).message).includes('being accessed')) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => withAdmin(async (c) => void (await c.query(`drop database if exists "${name}" with (force)`))),
+  };
+}

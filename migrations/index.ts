@@ -1,0 +1,7 @@
+import { EventStore1732200000000 } from './1732200000000-event-store';
+
+/**
+ * Every migration, in order. Listed by hand (not globbed) so the same list works under the
+ * TypeScript runtime, Jest and a compiled build.
+ */
+export const migrations = [EventStore1732200000000];
