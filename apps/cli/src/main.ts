@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { Command } from 'commander';
+
+/**
+ * `parley`: the command line. Each library registers its own commands; they run the same
+ * handlers as the APIs.
+ */
+async function main(argv: string[]): Promise<void> {
+  const program = new Command('parley').description('Parley: LLM conversations as event streams').showHelpAfterError();
+  await program.parseAsync(argv);
+}
+
+main(process.argv).catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(1);
+});

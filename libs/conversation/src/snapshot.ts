@@ -1,0 +1,88 @@
+/**
+ * The resolved configuration a conversation runs with, frozen into ConversationStarted so a
+ * replay never consults today's catalog. Holds no secret: credentials are looked up by the
+ * executors at call time from the tool or provider code.
+ */
+
+export type ToolKind = 'in_process' | 'http' | 'emitter' | 'mcp' | 'ask_user_question' | 'skill';
+
+export type ApprovalPolicy = 'never' | 'always';
+
+/** A function the model may call, as the model sees it plus how Parley runs it. */
+export interface ToolDefinition {
+  /** The name the model calls (unique within the conversation). */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  kind: ToolKind;
+  /**
+   * Where it lives: the catalog tool code (in_process, http, emitter), `<mcpClientName>/<toolName>`
+   * (mcp), the skill code (skill).
+   */
+  ref: string;
+  approval: ApprovalPolicy;
+  idempotent: boolean;
+  returnDirect: boolean;
+  skipResponse: boolean;
+}
+
+/** A skill disclosed progressively: only its description is in the prompt until the model asks for it. */
+export interface DisclosableSkill {
+  code: string;
+  description: string;
+  tools: ToolDefinition[];
+}
+
+export type ResponseFormat =
+  { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean } | { type: 'json_object' };
+
+/** Only the options the action's configuration sets (seed 000: chat-options building). */
+export interface ChatOptions {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  responseFormat?: ResponseFormat;
+}
+
+export interface MemoryStrategy {
+  /** FULL: every message; WINDOW: the last `windowSize` messages (never splitting a tool call from its results); NONE: only the current turn. */
+  kind: 'FULL' | 'WINDOW' | 'NONE';
+  windowSize?: number;
+}
+
+export interface TurnLimits {
+  maxToolRounds: number;
+  maxPromptTokens: number | null;
+  maxCompletionTokens: number | null;
+  maxTotalTokens: number | null;
+  turnTimeoutMs: number;
+  maxToolOutputBytes: number;
+  questionTimeoutMs: number;
+}
+
+export interface ConversationSnapshot {
+  applicationCode: string;
+  agentCode: string;
+  actionCode: string;
+  model: {
+    code: string;
+    /** The vendor's model id sent to the API (llmModelName). */
+    name: string;
+    providerCode: string;
+    /** Seed 000 capability codes: FC VI SR JM EM AU. */
+    capabilities: string[];
+    inputTokenPrice: number;
+    outputTokenPrice: number;
+  };
+  options: ChatOptions;
+  systemPrompt: string;
+  tools: ToolDefinition[];
+  disclosableSkills: DisclosableSkill[];
+  memory: MemoryStrategy;
+  limits: TurnLimits;
+  retry: { count: number; delayMs: number };
+}

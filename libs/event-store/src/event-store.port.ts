@@ -1,0 +1,106 @@
+/**
+ * The event-store port of design/EVENT-STORE.md. Both adapters (PostgreSQL, KurrentDB)
+ * implement it and pass the same contract suite.
+ */
+
+/** What a caller asks to append. `eventId` is the idempotency key (uuid, v7 preferred). */
+export interface EventToAppend {
+  eventId: string;
+  type: string;
+  schemaVersion?: number;
+  data: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+/** A stored event as every reader sees it. */
+export interface RecordedEvent {
+  streamId: string;
+  category: string;
+  revision: bigint;
+  /** Opaque: `pg:<xid8>:<global_position>` or `esdb:<commit>:<prepare>`. Compare with `comparePositions`. */
+  position: string;
+  eventId: string;
+  type: string;
+  schemaVersion: number;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  /** Tamper evidence: sha-256 over prevHash and the canonical event. */
+  prevHash: string;
+  hash: string;
+}
+
+export type ExpectedState = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface AppendResult {
+  /** The revision of the last event now in the stream. */
+  nextRevision: bigint;
+  /** The position of the last event appended (or already present, for an idempotent retry). */
+  position: string;
+}
+
+export interface ReadStreamOptions {
+  direction?: 'forwards' | 'backwards';
+  /** Inclusive. Defaults to the start (forwards) or the end (backwards). */
+  fromRevision?: bigint;
+  maxCount?: number;
+}
+
+export interface EventFilter {
+  /** Stream categories: the part of the stream id before the first '-'. */
+  categories?: string[];
+  eventTypes?: string[];
+}
+
+export interface ReadAllOptions {
+  /** Exclusive. Omitted: from the beginning. */
+  fromPosition?: string;
+  maxCount?: number;
+  filter?: EventFilter;
+}
+
+export interface StreamMetadata {
+  maxCount?: number;
+  /** Seconds. */
+  maxAgeSeconds?: number;
+  truncateBefore?: bigint;
+  custom?: Record<string, unknown>;
+}
+
+export type SubscriptionItem = { kind: 'event'; event: RecordedEvent } | { kind: 'caughtUp'; position: string | null };
+
+export interface SubscribeOptions {
+  /** Exclusive resume point. Omitted: from the beginning. */
+  fromPosition?: string;
+  filter?: EventFilter;
+  /** Stops the iterator. */
+  signal?: AbortSignal;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  /** Events checked. */
+  checked: number;
+  /** The first revision whose hash does not match, when not ok. */
+  firstBadRevision?: bigint;
+  reason?: string;
+}
+
+export interface EventStore {
+  append(streamId: string, events: EventToAppend[], options?: { expected?: ExpectedState }): Promise<AppendResult>;
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up: history, then a `caughtUp` item, then live events. */
+  subscribeToAll(options?: SubscribeOptions): AsyncIterable<SubscriptionItem>;
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void>;
+  getStreamMetadata(streamId: string): Promise<StreamMetadata | null>;
+  deleteStream(streamId: string): Promise<void>;
+  tombstoneStream(streamId: string): Promise<void>;
+  verifyStream(streamId: string): Promise<VerifyResult>;
+  /** The position of the newest event, or null when the store is empty. */
+  headPosition(): Promise<string | null>;
+  close(): Promise<void>;
+}
+
+/** Injection token for the configured EventStore adapter. */
+export const EVENT_STORE = Symbol('parley.event-store');

@@ -1,0 +1,70 @@
+import type { ChatOptions } from '@parley/conversation';
+
+/** Where and how to reach a model: resolved from the catalog at call time (holds the key). */
+export interface ProviderEndpoint {
+  code: string;
+  /** `https://api.openai.com/v1`, `http://127.0.0.1:8000/v1`, … */
+  baseUrl: string;
+  apiKey: string | null;
+  /** Extra headers from the provider config (e.g. Azure's api-key). */
+  headers?: Record<string, string>;
+}
+
+export type LlmContentPart = { type: 'text'; text: string } | { type: 'image_url'; url: string };
+
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON text the model produced (may be malformed: the caller validates). */
+  arguments: string;
+}
+
+export type LlmMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | LlmContentPart[] }
+  | { role: 'assistant'; content: string | null; toolCalls?: LlmToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface LlmToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmRequest {
+  provider: ProviderEndpoint;
+  model: string;
+  messages: LlmMessage[];
+  tools: LlmToolSpec[];
+  options: ChatOptions;
+}
+
+/** Seed 000 finish reasons: ST stop, LE length, CF content filter, TC tool calls, OT other. */
+export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
+
+export interface LlmUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** true when the provider sent no usage and the tokenizer counted it. */
+  estimated: boolean;
+}
+
+/** What one streamed model call yields, in order: deltas, then whole tool calls, then `finish` once. */
+export type LlmStreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
+  | { type: 'tool_call'; call: LlmToolCall }
+  | { type: 'finish'; finishReason: FinishReason; usage: LlmUsage; responseModel: string | null };
+
+export interface LlmCallOptions {
+  signal?: AbortSignal;
+  /** Per-call timeout; a call past it fails with a retryable LLM timeout error. */
+  timeoutMs?: number;
+}
+
+/** One attempt at a streamed chat completion. Errors are LlmError (see llm-error.ts). */
+export interface LlmPort {
+  stream(request: LlmRequest, options?: LlmCallOptions): AsyncIterable<LlmStreamEvent>;
+}
+
+export const LLM_PORT = Symbol('parley.llm');

@@ -1,0 +1,20 @@
+import type { ZodError } from 'zod';
+import { DomainError, type FieldProblem } from './domain-error';
+
+/** Turns a zod failure into field problems ("content: Too small: expected string to have >=1 characters"). */
+export function zodProblems(error: ZodError): FieldProblem[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.length ? issue.path.map(String).join('.') : '(body)',
+    message: issue.message,
+  }));
+}
+
+/** Parses `input` with `schema` or throws VALIDATION_FAILED listing each field. */
+export function parseOrThrow<T>(
+  schema: { safeParse(input: unknown): { success: true; data: T } | { success: false; error: ZodError } },
+  input: unknown,
+): T {
+  const result = schema.safeParse(input);
+  if (!result.success) throw DomainError.validation(zodProblems(result.error));
+  return result.data;
+}

@@ -1,0 +1,52 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
+import { DomainError, ERROR_STATUS, errorBody, type ErrorBody } from '@parley/platform';
+import type { FastifyReply } from 'fastify';
+
+/**
+ * The one place HTTP statuses are chosen. Domain errors carry their code; Nest's own
+ * exceptions (unknown route, body too large, malformed JSON) are translated to the same shape;
+ * anything else is INTERNAL, without a stack trace.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  constructor(private readonly onInternal: (err: unknown) => void = () => undefined) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { status, body, headers } = this.toResponse(exception);
+    for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+    void reply.status(status).send(body);
+  }
+
+  toResponse(exception: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+    if (exception instanceof DomainError) {
+      const headers: Record<string, string> = {};
+      const retryAfter = exception.details?.retryAfterSeconds;
+      if (exception.code === 'RATE_LIMITED' && typeof retryAfter === 'number')
+        headers['retry-after'] = String(retryAfter);
+      return { status: ERROR_STATUS[exception.code], body: errorBody(exception), headers };
+    }
+    const status = statusOf(exception);
+    if (status === 404) return plain(404, 'NOT_FOUND', 'No such route.');
+    if (status === 413) return plain(413, 'PAYLOAD_TOO_LARGE', 'The request body is over the size limit.');
+    if (status === 415)
+      return plain(400, 'VALIDATION_FAILED', 'The request body must be JSON (content-type: application/json).');
+    if (status === 400) return plain(400, 'VALIDATION_FAILED', `The request is malformed: ${messageOf(exception)}`);
+    this.onInternal(exception);
+    return plain(500, 'INTERNAL', 'Something went wrong inside Parley; the error was logged.');
+  }
+}
+
+function plain(status: number, code: ErrorBody['error']['code'], message: string) {
+  return { status, body: { error: { code, message } }, headers: {} };
+}
+
+function statusOf(exception: unknown): number | undefined {
+  if (exception instanceof HttpException) return exception.getStatus();
+  const s = (exception as { statusCode?: unknown })?.statusCode;
+  return typeof s === 'number' ? s : undefined;
+}
+
+function messageOf(exception: unknown): string {
+  return exception instanceof Error ? exception.message : 'bad request';
+}

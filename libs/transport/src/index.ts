@@ -1,0 +1,1 @@
+export { HttpErrorFilter } from './http/http-error.filter';
