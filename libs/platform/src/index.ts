@@ -9,3 +9,10 @@ export {
   type FieldProblem,
 } from './errors/domain-error';
 export { parseOrThrow, zodProblems } from './errors/zod-problems';
+export {
+  DatabaseModule,
+  PG_POOL,
+  DATA_SOURCE,
+  type DatabaseModuleOptions,
+  type EntityClass,
+} from './database/database.module';
