@@ -26,6 +26,7 @@ const libs = [
   'observability',
   'platform',
   'testing',
+  'auth',
 ];
 
 module.exports = {
