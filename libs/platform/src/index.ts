@@ -16,3 +16,4 @@ export {
   type DatabaseModuleOptions,
   type EntityClass,
 } from './database/database.module';
+export { NatsModule, NATS_CONNECTION, type NatsConnection } from './nats/nats.module';
