@@ -31,6 +31,8 @@ export interface ToolDefinition {
 export interface DisclosableSkill {
   code: string;
   description: string;
+  /** The skill's own prompt, handed to the model when it asks for the skill. */
+  prompt?: string;
   tools: ToolDefinition[];
 }
 
@@ -82,6 +84,8 @@ export interface ConversationSnapshot {
   systemPrompt: string;
   tools: ToolDefinition[];
   disclosableSkills: DisclosableSkill[];
+  /** Names of the catalog MCP clients whose tools the MCP pool lists at run time (the resolver always sets it). */
+  mcpClients?: string[];
   memory: MemoryStrategy;
   limits: TurnLimits;
   retry: { count: number; delayMs: number };
