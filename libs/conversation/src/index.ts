@@ -1,1 +1,24 @@
 export type * from './snapshot';
+export type * from './domain/conversation.events';
+export type * from './domain/conversation.commands';
+export type * from './domain/event-envelope';
+export { CONVERSATION_CATEGORY, streamIdOf, conversationIdOf } from './domain/conversation.events';
+export {
+  type ConversationState,
+  type ConversationData,
+  type ExistingConversation,
+  type Status,
+  type TranscriptEntry,
+  type TurnProgress,
+  type TurnToolCall,
+  type ToolCallStatus,
+  type PendingQuestion,
+  TERMINAL,
+  initialState,
+  availableTools,
+  pendingApprovals,
+} from './domain/conversation.state';
+export { decide, nextSequence } from './domain/conversation.decide';
+export { evolve, fold } from './domain/conversation.evolve';
+export { conversationDecider } from './domain/conversation.decider';
+export { transcriptEntryOf } from './domain/transcript';

@@ -1,0 +1,45 @@
+import type { ConversationSnapshot } from '../snapshot';
+import type { Attachment } from './conversation.events';
+
+/** Who sends a command, when, and under which idempotency key. Time and ids come from here. */
+export interface CommandMeta {
+  now: string;
+  actor: string;
+  commandId?: string;
+}
+
+type Command<T extends string, D> = { readonly type: T; readonly data: Readonly<D>; readonly meta: CommandMeta };
+
+export type StartConversation = Command<
+  'StartConversation',
+  {
+    conversationId: string;
+    agentCode: string;
+    actionCode: string;
+    metadata: Record<string, unknown>;
+    snapshot: ConversationSnapshot;
+  }
+>;
+export type SendMessage = Command<'SendMessage', { content: string; tokenCount: number; attachments: Attachment[] }>;
+export type SubmitAnswers = Command<'SubmitAnswers', { answers: Record<string, string> }>;
+export type ApproveToolCall = Command<'ApproveToolCall', { toolCallId: string }>;
+export type RejectToolCall = Command<'RejectToolCall', { toolCallId: string; reason: string | null }>;
+export type TerminateConversation = Command<'TerminateConversation', { reason: string | null }>;
+export type KillConversation = Command<'KillConversation', { reason: string | null }>;
+export type PauseConversation = Command<'PauseConversation', { reason: string | null }>;
+export type ResumeConversation = Command<'ResumeConversation', Record<string, never>>;
+export type RecoverConversation = Command<'RecoverConversation', Record<string, never>>;
+
+export type ConversationCommand =
+  | StartConversation
+  | SendMessage
+  | SubmitAnswers
+  | ApproveToolCall
+  | RejectToolCall
+  | TerminateConversation
+  | KillConversation
+  | PauseConversation
+  | ResumeConversation
+  | RecoverConversation;
+
+export type ConversationCommandType = ConversationCommand['type'];

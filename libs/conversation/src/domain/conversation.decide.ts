@@ -1,0 +1,195 @@
+import { DomainError } from '@parley/platform';
+import type { ConversationCommand, SendMessage, SubmitAnswers } from './conversation.commands';
+import type { ConversationEvent } from './conversation.events';
+import { type ConversationState, type ExistingConversation, pendingApprovals, type Status } from './conversation.state';
+
+/**
+ * The conversation decider: which events a command causes in a given state, or a refusal with
+ * the stable code of API.md. Pure and synchronous.
+ */
+export function decide(command: ConversationCommand, state: ConversationState): ConversationEvent[] {
+  if (command.type === 'StartConversation') {
+    if (state.status !== 'none') {
+      throw new DomainError('CONFLICT', `Conversation '${command.data.conversationId}' already exists.`, {
+        conversationId: command.data.conversationId,
+      });
+    }
+    const { conversationId, agentCode, actionCode, metadata, snapshot } = command.data;
+    return [
+      {
+        type: 'ConversationStarted',
+        data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
+      },
+    ];
+  }
+  if (state.status === 'none') throw new DomainError('NOT_FOUND', 'Conversation was not found.');
+
+  switch (command.type) {
+    case 'SendMessage':
+      return sendMessage(command, state);
+    case 'SubmitAnswers':
+      return submitAnswers(command, state);
+    case 'ApproveToolCall': {
+      awaitingApproval(state, command.data.toolCallId);
+      return [
+        { type: 'ToolCallApproved', data: { toolCallId: command.data.toolCallId } },
+        ...resumeIfClear(state, command.data.toolCallId),
+      ];
+    }
+    case 'RejectToolCall': {
+      const call = awaitingApproval(state, command.data.toolCallId);
+      const turnNo = state.turn?.no ?? 0;
+      return [
+        {
+          type: 'ToolCallRejected',
+          data: {
+            turnNo,
+            sequence: nextSequence(state),
+            toolCallId: call.id,
+            name: call.name,
+            reason: command.data.reason,
+          },
+        },
+        ...resumeIfClear(state, call.id),
+      ];
+    }
+    case 'TerminateConversation':
+      notClosed(state);
+      return [{ type: 'ConversationTerminated', data: { reason: command.data.reason } }];
+    case 'KillConversation':
+      notClosed(state);
+      return [{ type: 'ConversationKilled', data: { reason: command.data.reason } }];
+    case 'PauseConversation':
+      notClosed(state);
+      if (state.status === 'PA') throw refusal('CONVERSATION_PAUSED', state, 'is already paused');
+      if (state.status === 'ST') throw refusal('CONFLICT', state, 'is stuck: recover, terminate or kill it');
+      return [{ type: 'ConversationPaused', data: { reason: command.data.reason } }];
+    case 'ResumeConversation':
+      notClosed(state);
+      if (state.status !== 'PA') throw refusal('CONFLICT', state, 'is not paused');
+      return [
+        { type: 'ConversationResumed', data: {} },
+        ...(state.pausedFrom === 'RU' && state.turn
+          ? [{ type: 'TurnResumed' as const, data: { turnNo: state.turn.no, reason: 'resume' as const } }]
+          : []),
+      ];
+    case 'RecoverConversation':
+      notClosed(state);
+      if (state.status !== 'ST' || !state.turn) throw refusal('CONFLICT', state, 'is not stuck');
+      return [{ type: 'TurnResumed', data: { turnNo: state.turn.no, reason: 'recover' } }];
+    default:
+      return assertNever(command);
+  }
+}
+
+function sendMessage(command: SendMessage, state: ExistingConversation): ConversationEvent[] {
+  switch (state.status) {
+    case 'NS':
+    case 'CO':
+    case 'FA': {
+      const sequence = nextSequence(state);
+      const turnNo = (state.turn?.no ?? 0) + 1;
+      const { content, tokenCount, attachments } = command.data;
+      return [
+        { type: 'MessageRecorded', data: { sequence, role: 'US', content, turnNo, tokenCount } },
+        ...attachments.map((a, i) => ({
+          type: 'AttachmentRecorded' as const,
+          data: { messageSequence: sequence, attachmentSequence: i + 1, mediaType: a.mediaType, url: a.url },
+        })),
+        { type: 'TurnStarted', data: { turnNo } },
+      ];
+    }
+    case 'RU':
+      throw refusal('CONVERSATION_BUSY', state, 'is running a turn; wait for it to finish');
+    case 'WA':
+      throw refusal('CONVERSATION_WAITING', state, 'is waiting for answers or approvals');
+    case 'PA':
+    case 'ST':
+      throw refusal('CONVERSATION_PAUSED', state, state.status === 'PA' ? 'is paused' : 'is stuck');
+    case 'TE':
+    case 'KI':
+      throw refusal('CONVERSATION_CLOSED', state, 'is closed');
+    default:
+      return assertNever(state);
+  }
+}
+
+function submitAnswers(command: SubmitAnswers, state: ExistingConversation): ConversationEvent[] {
+  notClosed(state);
+  const pending = state.pendingQuestion;
+  if (state.status !== 'WA' || !pending) throw refusal('CONVERSATION_NOT_WAITING', state, 'is not waiting for answers');
+  const { answers } = command.data;
+  const known = new Set(pending.questions.map((q) => q.key));
+  const problems = [
+    ...pending.questions
+      .filter((q) => q.required !== false && !(answers[q.key] ?? '').trim())
+      .map((q) => ({ path: `answers.${q.key}`, message: `an answer to "${q.question}" is required` })),
+    ...Object.keys(answers)
+      .filter((k) => !known.has(k))
+      .map((k) => ({ path: `answers.${k}`, message: `no pending question has the key '${k}'` })),
+  ];
+  if (problems.length) throw DomainError.validation(problems, 'The answers do not match the pending question.');
+  const turnNo = state.turn?.no ?? 0;
+  return [
+    {
+      type: 'AnswersSubmitted',
+      data: { turnNo, sequence: nextSequence(state), toolCallId: pending.toolCallId, answers },
+    },
+    ...(pendingApprovals(state).length === 0
+      ? [{ type: 'TurnResumed' as const, data: { turnNo, reason: 'answers' as const } }]
+      : []),
+  ];
+}
+
+function awaitingApproval(state: ExistingConversation, toolCallId: string) {
+  notClosed(state);
+  if (state.status !== 'WA') throw refusal('CONVERSATION_NOT_WAITING', state, 'is not waiting for an approval');
+  const call = pendingApprovals(state).find((t) => t.id === toolCallId);
+  if (!call)
+    throw new DomainError('NOT_FOUND', `No tool call '${toolCallId}' is waiting for approval.`, { toolCallId });
+  return call;
+}
+
+/** The turn continues once nothing is left to approve or answer. */
+function resumeIfClear(state: ExistingConversation, decidedId: string): ConversationEvent[] {
+  const left = pendingApprovals(state).filter((t) => t.id !== decidedId);
+  if (left.length > 0 || state.pendingQuestion || !state.turn) return [];
+  return [{ type: 'TurnResumed', data: { turnNo: state.turn.no, reason: 'approval' } }];
+}
+
+function notClosed(state: ExistingConversation): void {
+  if (state.status === 'TE' || state.status === 'KI') throw refusal('CONVERSATION_CLOSED', state, 'is closed');
+}
+
+const STATUS_NAMES: Record<Status, string> = {
+  NS: 'not started',
+  RU: 'running',
+  CO: 'completed',
+  FA: 'failed',
+  WA: 'waiting',
+  PA: 'paused',
+  ST: 'stuck',
+  TE: 'terminated',
+  KI: 'killed',
+};
+
+function refusal(
+  code: ConstructorParameters<typeof DomainError>[0],
+  state: ExistingConversation,
+  why: string,
+): DomainError {
+  return new DomainError(
+    code,
+    `Conversation '${state.id}' ${why} (status ${state.status}: ${STATUS_NAMES[state.status]}).`,
+    {
+      conversationId: state.id,
+      status: state.status,
+    },
+  );
+}
+
+export const nextSequence = (state: ExistingConversation): number => (state.transcript.at(-1)?.sequence ?? 0) + 1;
+
+function assertNever(x: never): never {
+  throw new Error(`Unhandled: ${JSON.stringify(x)}`);
+}

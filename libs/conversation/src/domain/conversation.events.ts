@@ -1,0 +1,205 @@
+import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
+
+/** Seed 000 finish reasons: ST stop, LE length, CF content filter, TC tool calls, OT other. */
+export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
+
+/**
+ * The events of one conversation stream (`conversation-<uuid>`). Readonly data, past tense,
+ * routed by `type`. Events that add an entry to the transcript carry its `sequence`.
+ */
+
+export type MessageRole = 'SY' | 'US' | 'AS' | 'TO' | 'QU';
+
+export interface ToolCallRef {
+  id: string;
+  name: string;
+  /** The raw JSON text the model produced. */
+  arguments: string;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  estimatedCost: number;
+}
+
+export interface Attachment {
+  mediaType: string;
+  url: string;
+}
+
+export interface Question {
+  key: string;
+  question: string;
+  options?: string[];
+  required?: boolean;
+}
+
+export type ErrorCode = 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
+
+type Event<T extends string, D> = { readonly type: T; readonly data: Readonly<D> };
+
+export type ConversationStarted = Event<
+  'ConversationStarted',
+  {
+    conversationId: string;
+    agentCode: string;
+    actionCode: string;
+    /** The subject that started it: the owner (seed 001). */
+    owner: string;
+    metadata: Record<string, unknown>;
+    snapshot: ConversationSnapshot;
+  }
+>;
+export type MessageRecorded = Event<
+  'MessageRecorded',
+  {
+    sequence: number;
+    role: 'US' | 'AS';
+    content: string | null;
+    turnNo: number;
+    tokenCount: number;
+    toolCalls?: ToolCallRef[];
+    reasoning?: string;
+  }
+>;
+export type AttachmentRecorded = Event<
+  'AttachmentRecorded',
+  { messageSequence: number; attachmentSequence: number } & Attachment
+>;
+export type TurnStarted = Event<'TurnStarted', { turnNo: number }>;
+export type TurnResumed = Event<
+  'TurnResumed',
+  { turnNo: number; reason: 'answers' | 'approval' | 'resume' | 'recover' }
+>;
+export type ModelCallStarted = Event<
+  'ModelCallStarted',
+  { turnNo: number; callNo: number; attempt: number; model: string; provider: string }
+>;
+export type ChunksReceived = Event<
+  'ChunksReceived',
+  { turnNo: number; callNo: number; attempt: number; text: string; reasoning: string; count: number }
+>;
+export type ModelCallCompleted = Event<
+  'ModelCallCompleted',
+  {
+    turnNo: number;
+    callNo: number;
+    attempt: number;
+    finishReason: FinishReason;
+    responseModel: string | null;
+    inputTokens: number;
+    outputTokens: number;
+    usageEstimated: boolean;
+    cost: number;
+    latencyMs: number;
+  }
+>;
+export type ModelCallFailed = Event<
+  'ModelCallFailed',
+  {
+    turnNo: number;
+    callNo: number;
+    attempt: number;
+    kind: string;
+    message: string;
+    status?: number;
+    retryable: boolean;
+  }
+>;
+export type ModelCallRetryScheduled = Event<
+  'ModelCallRetryScheduled',
+  { turnNo: number; callNo: number; attempt: number; delayMs: number }
+>;
+export type ToolCallStarted = Event<
+  'ToolCallStarted',
+  { turnNo: number; toolCallId: string; name: string; arguments: string; kind: ToolDefinition['kind'] }
+>;
+export type ToolCallCompleted = Event<
+  'ToolCallCompleted',
+  {
+    turnNo: number;
+    sequence: number;
+    toolCallId: string;
+    name: string;
+    output: string;
+    truncated: boolean;
+    durationMs: number;
+    returnDirect?: boolean;
+    skipResponse?: boolean;
+  }
+>;
+export type ToolCallFailed = Event<
+  'ToolCallFailed',
+  {
+    turnNo: number;
+    sequence: number;
+    toolCallId: string;
+    name: string;
+    code: string;
+    message: string;
+    durationMs: number;
+  }
+>;
+export type ToolCallApprovalRequested = Event<
+  'ToolCallApprovalRequested',
+  { turnNo: number; toolCallId: string; name: string; arguments: string }
+>;
+export type ToolCallApproved = Event<'ToolCallApproved', { toolCallId: string }>;
+export type ToolCallRejected = Event<
+  'ToolCallRejected',
+  { turnNo: number; sequence: number; toolCallId: string; name: string; reason: string | null }
+>;
+export type QuestionAsked = Event<
+  'QuestionAsked',
+  { turnNo: number; sequence: number; toolCallId: string; questions: Question[]; expiresAt: string }
+>;
+export type AnswersSubmitted = Event<
+  'AnswersSubmitted',
+  { turnNo: number; sequence: number; toolCallId: string; answers: Record<string, string> }
+>;
+export type ConversationCompleted = Event<
+  'ConversationCompleted',
+  { turnNo: number; finishReason: FinishReason; reply: string | null; responseModel: string | null }
+>;
+export type ConversationFailed = Event<'ConversationFailed', { turnNo: number; code: ErrorCode; message: string }>;
+export type ConversationStuck = Event<'ConversationStuck', { turnNo: number; idleMs: number }>;
+export type ConversationTerminated = Event<'ConversationTerminated', { reason: string | null }>;
+export type ConversationKilled = Event<'ConversationKilled', { reason: string | null }>;
+export type ConversationPaused = Event<'ConversationPaused', { reason: string | null }>;
+export type ConversationResumed = Event<'ConversationResumed', Record<string, never>>;
+export type SkillDisclosed = Event<'SkillDisclosed', { turnNo: number; skillCode: string; tools: ToolDefinition[] }>;
+
+export type ConversationEvent =
+  | ConversationStarted
+  | MessageRecorded
+  | AttachmentRecorded
+  | TurnStarted
+  | TurnResumed
+  | ModelCallStarted
+  | ChunksReceived
+  | ModelCallCompleted
+  | ModelCallFailed
+  | ModelCallRetryScheduled
+  | ToolCallStarted
+  | ToolCallCompleted
+  | ToolCallFailed
+  | ToolCallApprovalRequested
+  | ToolCallApproved
+  | ToolCallRejected
+  | QuestionAsked
+  | AnswersSubmitted
+  | ConversationCompleted
+  | ConversationFailed
+  | ConversationStuck
+  | ConversationTerminated
+  | ConversationKilled
+  | ConversationPaused
+  | ConversationResumed
+  | SkillDisclosed;
+
+export type ConversationEventType = ConversationEvent['type'];
+
+export const CONVERSATION_CATEGORY = 'conversation';
+export const streamIdOf = (conversationId: string): string => `${CONVERSATION_CATEGORY}-${conversationId}`;
+export const conversationIdOf = (streamId: string): string => streamId.slice(CONVERSATION_CATEGORY.length + 1);

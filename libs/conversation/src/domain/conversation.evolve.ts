@@ -1,0 +1,198 @@
+import type { ConversationEnvelope } from './event-envelope';
+import type {
+  ConversationData,
+  ConversationState,
+  ExistingConversation,
+  Status,
+  ToolCallStatus,
+  TurnProgress,
+} from './conversation.state';
+import { transcriptEntryOf } from './transcript';
+
+/** Folds one event into the state. Pure; the only place statuses change. */
+export function evolve(state: ConversationState, event: ConversationEnvelope): ConversationState {
+  if (event.type === 'ConversationStarted') {
+    const d = event.data;
+    return {
+      status: 'NS',
+      id: d.conversationId,
+      owner: d.owner,
+      agentCode: d.agentCode,
+      actionCode: d.actionCode,
+      snapshot: d.snapshot,
+      transcript: [],
+      disclosedTools: [],
+      turn: null,
+      pendingQuestion: null,
+      usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 },
+      finishReason: null,
+      responseModel: null,
+      error: null,
+      commands: remember({}, event),
+      createdAt: event.metadata.occurredAt,
+      updatedAt: event.metadata.occurredAt,
+    };
+  }
+  if (state.status === 'none') return state;
+  const base: ExistingConversation = {
+    ...state,
+    commands: remember(state.commands, event),
+    updatedAt: event.metadata.occurredAt,
+  };
+  const entry = transcriptEntryOf(event);
+  const c: ExistingConversation = entry ? { ...base, transcript: [...base.transcript, entry] } : base;
+
+  switch (event.type) {
+    case 'MessageRecorded':
+      if (event.data.role === 'AS') {
+        const calls = (event.data.toolCalls ?? []).map((t) => ({ ...t, status: 'requested' as const }));
+        return onTurn(c, (t) => ({ ...t, lastReply: event.data.content, toolCalls: [...t.toolCalls, ...calls] }));
+      }
+      return c;
+    case 'AttachmentRecorded': {
+      const { messageSequence, mediaType, url } = event.data;
+      const transcript = c.transcript.map((m) =>
+        m.sequence === messageSequence ? { ...m, attachments: [...(m.attachments ?? []), { mediaType, url }] } : m,
+      );
+      return { ...c, transcript };
+    }
+    case 'TurnStarted':
+      return { ...c, status: 'RU', error: null, turn: newTurn(event.data.turnNo, event.metadata.occurredAt) };
+    case 'TurnResumed':
+      return { ...c, status: 'RU', pendingQuestion: null };
+    case 'ModelCallStarted':
+      return onTurn(c, (t) => ({ ...t, openModelCall: { callNo: event.data.callNo, attempt: event.data.attempt } }));
+    case 'ChunksReceived':
+    case 'ModelCallRetryScheduled':
+      return c;
+    case 'ModelCallFailed':
+      return onTurn(c, (t) => ({ ...t, openModelCall: null }));
+    case 'ModelCallCompleted': {
+      const d = event.data;
+      const usage = {
+        inputTokens: c.usage.inputTokens + d.inputTokens,
+        outputTokens: c.usage.outputTokens + d.outputTokens,
+        estimatedCost: roundCost(c.usage.estimatedCost + d.cost),
+      };
+      return onTurn({ ...c, usage, responseModel: d.responseModel ?? c.responseModel }, (t) => ({
+        ...t,
+        modelCalls: t.modelCalls + 1,
+        openModelCall: null,
+        lastFinishReason: d.finishReason,
+        responseModel: d.responseModel,
+        usage: {
+          inputTokens: t.usage.inputTokens + d.inputTokens,
+          outputTokens: t.usage.outputTokens + d.outputTokens,
+        },
+      }));
+    }
+    case 'ToolCallStarted':
+      return setToolStatus(c, event.data.toolCallId, 'started');
+    case 'ToolCallCompleted': {
+      const { returnDirect, skipResponse, output } = event.data;
+      const next = setToolStatus(c, event.data.toolCallId, 'completed');
+      return onTurn(next, (t) => ({
+        ...t,
+        consecutiveToolFailures: 0,
+        endedByTool: skipResponse ? { reply: null } : returnDirect ? { reply: output } : t.endedByTool,
+      }));
+    }
+    case 'ToolCallFailed':
+      return onTurn(setToolStatus(c, event.data.toolCallId, 'failed'), (t) => ({
+        ...t,
+        consecutiveToolFailures: t.consecutiveToolFailures + 1,
+      }));
+    case 'ToolCallApprovalRequested':
+      return { ...setToolStatus(c, event.data.toolCallId, 'awaiting_approval'), status: 'WA' };
+    case 'ToolCallApproved':
+      return setToolStatus(c, event.data.toolCallId, 'approved');
+    case 'ToolCallRejected':
+      return setToolStatus(c, event.data.toolCallId, 'rejected');
+    case 'QuestionAsked': {
+      const { toolCallId, sequence, questions, expiresAt } = event.data;
+      return {
+        ...setToolStatus(c, toolCallId, 'asked'),
+        status: 'WA',
+        pendingQuestion: { toolCallId, sequence, questions, expiresAt },
+      };
+    }
+    case 'AnswersSubmitted':
+      return { ...setToolStatus(c, event.data.toolCallId, 'answered'), pendingQuestion: null };
+    case 'ConversationCompleted':
+      return {
+        ...c,
+        status: 'CO',
+        finishReason: event.data.finishReason,
+        responseModel: event.data.responseModel ?? c.responseModel,
+      };
+    case 'ConversationFailed':
+      return { ...c, status: 'FA', error: { code: event.data.code, message: event.data.message } };
+    case 'ConversationStuck':
+      return { ...c, status: 'ST' };
+    case 'ConversationTerminated':
+      return { ...c, status: 'TE', pendingQuestion: null };
+    case 'ConversationKilled':
+      return { ...c, status: 'KI', pendingQuestion: null };
+    case 'ConversationPaused':
+      return { ...c, status: 'PA', pausedFrom: resumable(state.status) };
+    case 'ConversationResumed':
+      return c.status === 'PA' ? withStatus(c, c.pausedFrom) : c;
+    case 'SkillDisclosed':
+      return { ...c, disclosedTools: [...c.disclosedTools, ...event.data.tools] };
+    default:
+      return assertNever(event);
+  }
+}
+
+/** Folds a whole stream. */
+export function fold(
+  events: Iterable<ConversationEnvelope>,
+  from: ConversationState = { status: 'none' },
+): ConversationState {
+  let state = from;
+  for (const e of events) state = evolve(state, e);
+  return state;
+}
+
+function newTurn(no: number, at: string): TurnProgress {
+  return {
+    no,
+    modelCalls: 0,
+    openModelCall: null,
+    toolCalls: [],
+    consecutiveToolFailures: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    startedAt: at,
+    lastReply: null,
+    lastFinishReason: null,
+    responseModel: null,
+    endedByTool: null,
+  };
+}
+
+function onTurn<C extends ExistingConversation>(c: C, f: (t: TurnProgress) => TurnProgress): C {
+  return c.turn ? { ...c, turn: f(c.turn) } : c;
+}
+
+function setToolStatus<C extends ExistingConversation>(c: C, id: string, status: ToolCallStatus): C {
+  return onTurn(c, (t) => ({ ...t, toolCalls: t.toolCalls.map((tc) => (tc.id === id ? { ...tc, status } : tc)) }));
+}
+
+function withStatus(c: ConversationData, status: Status): ExistingConversation {
+  return status === 'PA' ? { ...c, status, pausedFrom: 'NS' } : ({ ...c, status } as ExistingConversation);
+}
+
+function resumable(status: ConversationState['status']): Exclude<Status, 'PA' | 'TE' | 'KI'> {
+  return status === 'none' || status === 'PA' || status === 'TE' || status === 'KI' ? 'NS' : status;
+}
+
+function remember(commands: Record<string, string>, event: ConversationEnvelope): Record<string, string> {
+  const { commandId, commandHash } = event.metadata;
+  return commandId && !(commandId in commands) ? { ...commands, [commandId]: commandHash ?? '' } : commands;
+}
+
+const roundCost = (n: number) => Math.round(n * 1e9) / 1e9;
+
+function assertNever(x: never): never {
+  throw new Error(`Unhandled conversation event: ${JSON.stringify(x)}`);
+}

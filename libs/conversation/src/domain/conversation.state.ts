@@ -1,0 +1,113 @@
+import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
+import type {
+  Attachment,
+  ErrorCode,
+  FinishReason,
+  MessageRole,
+  Question,
+  ToolCallRef,
+  Usage,
+} from './conversation.events';
+
+/** Seed 000 process statuses. */
+export type Status = 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
+export const TERMINAL: ReadonlySet<Status> = new Set(['TE', 'KI']);
+
+/** One entry of the transcript the model sees (and the messages read model shows). */
+export interface TranscriptEntry {
+  sequence: number;
+  role: MessageRole;
+  content: string | null;
+  turnNo: number;
+  toolCalls?: ToolCallRef[];
+  toolCallId?: string;
+  attachments?: Attachment[];
+}
+
+/** Where a tool call of the current turn stands. */
+export type ToolCallStatus =
+  | 'requested'
+  | 'awaiting_approval'
+  | 'approved'
+  | 'started'
+  | 'completed'
+  | 'failed'
+  | 'rejected'
+  | 'asked'
+  | 'answered';
+
+export interface TurnToolCall extends ToolCallRef {
+  status: ToolCallStatus;
+}
+
+export interface PendingQuestion {
+  toolCallId: string;
+  sequence: number;
+  questions: Question[];
+  expiresAt: string;
+}
+
+/** What the current (or last) turn has done so far: the worker resumes from here. */
+export interface TurnProgress {
+  no: number;
+  /** Model calls that completed in this turn (the tool-round counter is derived from it). */
+  modelCalls: number;
+  /** A model call started but not completed (a crashed worker makes it again). */
+  openModelCall: { callNo: number; attempt: number } | null;
+  toolCalls: TurnToolCall[];
+  consecutiveToolFailures: number;
+  usage: { inputTokens: number; outputTokens: number };
+  startedAt: string;
+  lastReply: string | null;
+  lastFinishReason: FinishReason | null;
+  responseModel: string | null;
+  /** A tool with skipResponse/returnDirect ended the round: the turn ends without another model call. */
+  endedByTool: { reply: string | null } | null;
+}
+
+export interface ConversationData {
+  id: string;
+  owner: string;
+  agentCode: string;
+  actionCode: string;
+  snapshot: ConversationSnapshot;
+  transcript: TranscriptEntry[];
+  /** Tools disclosed during the conversation (progressive disclosure), on top of the snapshot's. */
+  disclosedTools: ToolDefinition[];
+  turn: TurnProgress | null;
+  /** Set while the model's AskUserQuestion waits for answers. */
+  pendingQuestion: PendingQuestion | null;
+  usage: Usage;
+  finishReason: FinishReason | null;
+  responseModel: string | null;
+  error: { code: ErrorCode; message: string } | null;
+  /** Idempotency: command id -> hash of the command body it came with. */
+  commands: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type With<S extends Status, X = object> = { status: S } & ConversationData & X;
+
+/** The conversation as a discriminated union on its status; `none` is a stream that does not exist. */
+export type ConversationState =
+  | { status: 'none' }
+  | With<'NS'>
+  | With<'RU'>
+  | With<'CO'>
+  | With<'FA'>
+  | With<'WA'>
+  | With<'PA', { pausedFrom: Exclude<Status, 'PA' | 'TE' | 'KI'> }>
+  | With<'ST'>
+  | With<'TE'>
+  | With<'KI'>;
+
+export type ExistingConversation = Exclude<ConversationState, { status: 'none' }>;
+
+export const initialState = (): ConversationState => ({ status: 'none' });
+
+/** Every tool the model may call in this conversation: the snapshot's plus the disclosed ones. */
+export const availableTools = (c: ConversationData): ToolDefinition[] => [...c.snapshot.tools, ...c.disclosedTools];
+
+export const pendingApprovals = (c: ConversationData): TurnToolCall[] =>
+  c.turn?.toolCalls.filter((t) => t.status === 'awaiting_approval') ?? [];

@@ -1,0 +1,15 @@
+import type { ConversationEvent } from './conversation.events';
+
+/** Metadata every conversation event carries (DOMAIN.md), besides the store's own hash pair. */
+export interface EventMeta {
+  occurredAt: string;
+  correlationId?: string;
+  causationId?: string;
+  /** The idempotency key of the command that caused the event, when a command did. */
+  commandId?: string;
+  /** Hash of that command's body: the same key with another body is refused. */
+  commandHash?: string;
+  actor?: string;
+}
+
+export type ConversationEnvelope = ConversationEvent & { readonly metadata: EventMeta };

@@ -1,0 +1,44 @@
+import type { ConversationEvent } from './conversation.events';
+import type { TranscriptEntry } from './conversation.state';
+
+/**
+ * The transcript entry an event adds, if any. The decider's evolve and the messages
+ * projection both use this one mapping, so they cannot disagree.
+ */
+export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | null {
+  switch (event.type) {
+    case 'MessageRecorded':
+      return {
+        sequence: event.data.sequence,
+        role: event.data.role,
+        content: event.data.content,
+        turnNo: event.data.turnNo,
+        ...(event.data.toolCalls?.length ? { toolCalls: [...event.data.toolCalls] } : {}),
+      };
+    case 'ToolCallCompleted':
+      return toolEntry(event.data, event.data.output);
+    case 'ToolCallFailed':
+      return toolEntry(event.data, `Error (${event.data.code}): ${event.data.message}`);
+    case 'ToolCallRejected':
+      return toolEntry(
+        event.data,
+        `The user rejected this tool call${event.data.reason ? `: ${event.data.reason}` : '.'} Do not retry it unless asked.`,
+      );
+    case 'AnswersSubmitted':
+      return toolEntry(event.data, JSON.stringify({ answers: event.data.answers }));
+    case 'QuestionAsked':
+      return {
+        sequence: event.data.sequence,
+        role: 'QU',
+        content: JSON.stringify({ questions: event.data.questions }),
+        turnNo: event.data.turnNo,
+        toolCallId: event.data.toolCallId,
+      };
+    default:
+      return null;
+  }
+}
+
+function toolEntry(d: { sequence: number; turnNo: number; toolCallId: string }, content: string): TranscriptEntry {
+  return { sequence: d.sequence, role: 'TO', content, turnNo: d.turnNo, toolCallId: d.toolCallId };
+}
