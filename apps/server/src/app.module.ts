@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, type Config } from '@parley/config';
-import { HealthController } from '@parley/observability';
+import { ObservabilityModule } from '@parley/observability';
 
 /** The all-in-one deployable: HTTP, NATS, worker and projector in one process. */
 @Module({})
@@ -8,8 +8,7 @@ export class AppModule {
   static forRoot(config: Config) {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config)],
-      controllers: [HealthController],
+      imports: [ConfigModule.forRoot(config), ObservabilityModule],
     };
   }
 }

@@ -1,2 +1,25 @@
-export { createLogger, REDACTED_PATHS, type Logger } from './logger';
-export { HealthController } from './health.controller';
+export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from './logging/logger';
+export { SecretMasker, secretMasker, registerSecret } from './logging/secret-masker';
+export { NestPinoLogger } from './logging/nest-logger';
+export {
+  runWithContext,
+  currentContext,
+  currentTraceId,
+  newTraceId,
+  type RequestContext,
+} from './context/request-context';
+export {
+  startTracing,
+  withSpan,
+  tracingEnabled,
+  activeTraceId,
+  type Tracing,
+  type TracingOptions,
+} from './tracing/tracing';
+export { MetricsService, type LlmOutcome } from './metrics/metrics.service';
+export { MetricsController } from './metrics/metrics.controller';
+export { instrumentHttp } from './http/http-instrumentation';
+export { observeNatsRequest, type HeaderReader } from './nats/nats-instrumentation';
+export { ReadinessService, type CheckStatus, type Probe, type Readiness } from './health/readiness.service';
+export { HealthController } from './health/health.controller';
+export { ObservabilityModule } from './observability.module';

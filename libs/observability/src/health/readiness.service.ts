@@ -1,0 +1,80 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { DomainError, NATS_CONNECTION, PG_POOL, REDIS, type NatsConnection, type Redis } from '@parley/platform';
+import type { Pool } from 'pg';
+
+export type CheckStatus = 'ok' | 'down' | 'disabled';
+export type Probe = () => Promise<unknown>;
+
+export interface Readiness {
+  status: 'ok';
+  checks: Record<string, CheckStatus>;
+}
+
+const DEFAULT_TIMEOUT_MS = 1_500;
+
+/**
+ * Readiness of the dependencies this process uses, found by injection (PG_POOL `select 1`, REDIS
+ * PING, NATS_CONNECTION flush). A dependency that is not configured reports 'disabled' and does
+ * not fail readiness; other probes can be added with `register`.
+ */
+@Injectable()
+export class ReadinessService {
+  private readonly probes = new Map<string, Probe | null>([
+    ['postgres', null],
+    ['redis', null],
+    ['nats', null],
+  ]);
+  private timeoutMs = DEFAULT_TIMEOUT_MS;
+
+  constructor(
+    @Optional() @Inject(PG_POOL) pool?: Pool,
+    @Optional() @Inject(REDIS) redis?: Redis | null,
+    @Optional() @Inject(NATS_CONNECTION) nats?: NatsConnection | null,
+  ) {
+    if (pool) this.register('postgres', () => pool.query('select 1'));
+    if (redis) this.register('redis', () => redis.ping());
+    if (nats) this.register('nats', () => nats.flush());
+  }
+
+  /** Adds or replaces a probe; null marks the dependency as disabled. */
+  register(name: string, probe: Probe | null): this {
+    this.probes.set(name, probe);
+    return this;
+  }
+
+  withTimeout(ms: number): this {
+    this.timeoutMs = ms;
+    return this;
+  }
+
+  async check(): Promise<Record<string, CheckStatus>> {
+    const entries = await Promise.all(
+      [...this.probes].map(async ([name, probe]) => [name, probe ? await this.run(probe) : 'disabled'] as const),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /** Resolves when every configured dependency answers; else SERVICE_UNAVAILABLE naming the failing ones. */
+  async assertReady(): Promise<Readiness> {
+    const checks = await this.check();
+    const down = Object.keys(checks).filter((name) => checks[name] === 'down');
+    if (down.length > 0)
+      throw new DomainError('SERVICE_UNAVAILABLE', `not ready: ${down.join(', ')}`, { checks: { ...checks } });
+    return { status: 'ok', checks };
+  }
+
+  private async run(probe: Probe): Promise<CheckStatus> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), this.timeoutMs);
+    });
+    try {
+      await Promise.race([Promise.resolve().then(probe), timeout]);
+      return 'ok';
+    } catch {
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

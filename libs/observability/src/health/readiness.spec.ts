@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { ConfigModule, loadConfig } from '@parley/config';
+import { DatabaseModule, RedisModule } from '@parley/platform';
+import { createTestDatabase, type TestDatabase } from '@parley/testing';
+import { HttpErrorFilter } from '@parley/transport';
+import { ObservabilityModule } from '../observability.module';
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** A Redis of this test's own: the machine's shared Redis is never stopped. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += String(chunk);
+      if (out.includes('Ready to accept connections')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+  });
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+}
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('GET /health/ready', () => {
+  let db: TestDatabase;
+  let redis: ChildProcess;
+  let port: number;
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('readiness');
+    port = await freePort();
+    redis = await startRedis(port);
+    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule.forRoot(), ObservabilityModule],
+    }).compile();
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+    app.useGlobalFilters(new HttpErrorFilter());
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    if (redis) await stop(redis);
+    await db?.drop();
+  });
+
+  const ready = () => app.inject({ method: 'GET', url: '/health/ready' });
+
+  it('answers 503 naming redis while Redis is down, and 200 again once it is back', async () => {
+    const before = await ready();
+    expect(before.statusCode).toBe(200);
+    expect(before.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok', nats: 'disabled' } });
+
+    await stop(redis);
+    const down = await eventually(ready, (r) => r.statusCode === 503);
+    expect(down.statusCode).toBe(503);
+    expect(down.json()).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'not ready: redis',
+        details: { checks: { postgres: 'ok', redis: 'down', nats: 'disabled' } },
+      },
+    });
+
+    redis = await startRedis(port);
+    const back = await eventually(ready, (r) => r.statusCode === 200);
+    expect(back.statusCode).toBe(200);
+    expect(back.json().checks.redis).toBe('ok');
+  });
+
+  it('keeps liveness at 200 whatever the dependencies do', async () => {
+    const res = await app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('ok');
+  });
+});

@@ -1,0 +1,67 @@
+import { Writable } from 'node:stream';
+import { runWithContext } from '../context/request-context';
+import { createLogger } from './logger';
+import { NestPinoLogger } from './nest-logger';
+import { SecretMasker } from './secret-masker';
+
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { stream, lines, text: () => lines.join('') };
+}
+
+describe('logger', () => {
+  const providerKey = 'sk-live-7f3a9c1b2d4e5f60';
+  const toolPassword = 'hunter2-"quoted"\\slash';
+
+  it('never prints a secret, whether under a secret field name or only known by value', () => {
+    const out = capture();
+    const masker = new SecretMasker();
+    masker.add(providerKey);
+    masker.add(toolPassword);
+    const logger = createLogger({ level: 'trace', masker }, out.stream);
+
+    logger.info({ provider: { apiKey: providerKey }, headers: { authorization: `Bearer ${providerKey}` } }, 'fields');
+    logger.info({ request: { body: `{"key":"${providerKey}"}` } }, 'a body that quotes the key');
+    logger.warn(`calling the model with ${providerKey}`);
+    logger.error({ err: new Error(`tool failed with password ${toolPassword}`) }, 'tool error');
+    logger.debug({ tool: { config: { login: 'bot', note: toolPassword } } }, 'nested value');
+
+    const text = out.text();
+    expect(out.lines).toHaveLength(5);
+    expect(text).not.toContain(providerKey);
+    expect(text).not.toContain('hunter2');
+    expect(text).toContain('[REDACTED]');
+    for (const line of out.lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('stamps the trace id of the current request context on every line', () => {
+    const out = capture();
+    const logger = createLogger({ level: 'info', masker: new SecretMasker() }, out.stream);
+
+    runWithContext({ traceId: 'abc-def-123' }, () => logger.info({ model_name: 'sim-chat', tool_steps: 2 }, 'turn'));
+    logger.info('outside');
+
+    const [inside, outside] = out.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(inside).toMatchObject({ trace_id: 'abc-def-123', model_name: 'sim-chat', tool_steps: 2, level: 'info' });
+    expect(outside.trace_id).toBeUndefined();
+  });
+
+  it('writes Nest framework messages as JSON lines with their context', () => {
+    const out = capture();
+    const nest = new NestPinoLogger(createLogger({ level: 'info', masker: new SecretMasker() }, out.stream));
+
+    nest.log('Mapped {/health, GET} route', 'RouterExplorer');
+    nest.error('boom', 'Error: boom\n    at x', 'ExceptionsHandler');
+
+    const [info, error] = out.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(info).toMatchObject({ level: 'info', context: 'RouterExplorer', msg: 'Mapped {/health, GET} route' });
+    expect(error).toMatchObject({ level: 'error', context: 'ExceptionsHandler', msg: 'boom' });
+    expect(String(error.stack)).toContain('at x');
+  });
+});

@@ -1,0 +1,84 @@
+import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+const TRACER = 'parley';
+let enabled = false;
+
+export interface TracingOptions {
+  serviceName: string;
+  /** OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT); spans go to `<endpoint>/v1/traces`. */
+  otlpEndpoint?: string | null;
+  /** Tests pass an in-memory exporter instead of an endpoint. */
+  exporter?: SpanExporter;
+}
+
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Turns tracing on for the process (OpenTelemetry is global by design). The SDK is loaded only
+ * here, so a process without an endpoint never loads it and `withSpan` stays a plain call.
+ */
+export async function startTracing(options: TracingOptions): Promise<Tracing | null> {
+  if (!options.exporter && !options.otlpEndpoint) return null;
+  const [{ NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor }, { resourceFromAttributes }] =
+    await Promise.all([import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/resources')]);
+  const processor = options.exporter
+    ? new SimpleSpanProcessor(options.exporter)
+    : new BatchSpanProcessor(await otlpExporter(options.otlpEndpoint as string));
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.serviceName }),
+    spanProcessors: [processor],
+  });
+  provider.register();
+  enabled = true;
+  return {
+    shutdown: async () => {
+      enabled = false;
+      await provider.shutdown();
+      trace.disable();
+    },
+  };
+}
+
+async function otlpExporter(endpoint: string): Promise<SpanExporter> {
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+  return new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }) as unknown as SpanExporter;
+}
+
+export function tracingEnabled(): boolean {
+  return enabled;
+}
+
+const noopSpan = trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 });
+
+/**
+ * Runs `fn` in a child span of the active one (HTTP request → command → worker → model → tool);
+ * a failure marks the span as an error and is rethrown. When tracing is off it only calls `fn`.
+ */
+export async function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T> | T,
+): Promise<T> {
+  if (!enabled) return fn(noopSpan);
+  return trace.getTracer(TRACER).startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The trace id of the active span, when tracing is on and a span is active. */
+export function activeTraceId(): string | undefined {
+  if (!enabled) return undefined;
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? span.spanContext().traceId : undefined;
+}
