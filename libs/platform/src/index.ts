@@ -16,4 +16,6 @@ export {
   type DatabaseModuleOptions,
   type EntityClass,
 } from './database/database.module';
+export { RedisModule, REDIS } from './redis/redis.module';
+export { createRedis, connectedRedis, type Redis } from './redis/redis-client';
 export { NatsModule, NATS_CONNECTION, type NatsConnection } from './nats/nats.module';
