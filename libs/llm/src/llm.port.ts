@@ -60,6 +60,8 @@ export interface LlmCallOptions {
   signal?: AbortSignal;
   /** Per-call timeout; a call past it fails with a retryable LLM timeout error. */
   timeoutMs?: number;
+  /** Longest silence allowed between two chunks (unset: only `timeoutMs` applies); also a timeout error. */
+  idleTimeoutMs?: number;
 }
 
 /** One attempt at a streamed chat completion. Errors are LlmError (see llm-error.ts). */

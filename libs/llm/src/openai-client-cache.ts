@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import OpenAI from 'openai';
+import type { ProviderEndpoint } from './llm.port';
+
+const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
+
+/**
+ * One SDK client per provider endpoint, reused across calls (keeps its connection pool).
+ * Keyed by code, base URL and a hash of the key and headers, so a rotated key gets a new
+ * client and no secret sits in a map key.
+ */
+export class OpenAiClientCache {
+  private readonly clients = new Map<string, OpenAI>();
+
+  get(provider: ProviderEndpoint): OpenAI {
+    const key = [
+      provider.code,
+      provider.baseUrl,
+      digest(provider.apiKey ?? ''),
+      digest(JSON.stringify(provider.headers ?? {})),
+    ].join('|');
+    let client = this.clients.get(key);
+    if (!client) {
+      client = new OpenAI({
+        baseURL: provider.baseUrl,
+        // Local servers take no key: the SDK insists on one, so a placeholder goes in and its header comes out.
+        apiKey: provider.apiKey ?? 'none',
+        adminAPIKey: null,
+        organization: null,
+        project: null,
+        webhookSecret: null,
+        // Retries are Parley's own, so every attempt can be recorded as an event.
+        maxRetries: 0,
+        defaultHeaders: { ...provider.headers, ...(provider.apiKey === null ? { Authorization: null } : {}) },
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+}

@@ -1,0 +1,80 @@
+import type {
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { ResponseFormat } from '@parley/conversation';
+import type { LlmMessage, LlmRequest } from './llm.port';
+
+/** The streaming request body; `top_k` is not in OpenAI's schema but vLLM, Ollama and others read it. */
+export type ChatStreamParams = ChatCompletionCreateParamsStreaming & { top_k?: number };
+
+function toMessage(message: LlmMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return {
+        role: 'user',
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((part): ChatCompletionContentPart =>
+                part.type === 'text'
+                  ? { type: 'text', text: part.text }
+                  : { type: 'image_url', image_url: { url: part.url } },
+              ),
+      };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toResponseFormat(format: ResponseFormat): ChatStreamParams['response_format'] {
+  return format.type === 'json_object'
+    ? { type: 'json_object' }
+    : { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, strict: format.strict } };
+}
+
+/** Only the options the configuration sets are sent, so each server keeps its own defaults for the rest. */
+export function toChatParams(request: LlmRequest): ChatStreamParams {
+  const { options } = request;
+  const optional = {
+    max_tokens: options.maxTokens,
+    temperature: options.temperature,
+    top_p: options.topP,
+    top_k: options.topK,
+    frequency_penalty: options.frequencyPenalty,
+    presence_penalty: options.presencePenalty,
+    response_format: options.responseFormat ? toResponseFormat(options.responseFormat) : undefined,
+  };
+  return {
+    model: request.model,
+    messages: request.messages.map(toMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t) => ({
+            type: 'function' as const,
+            function: { name: t.name, description: t.description, parameters: t.parameters },
+          })),
+        }
+      : {}),
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+  };
+}

@@ -1,0 +1,206 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { completionBody, streamChunks, type ReplyPlan } from './chunks';
+import { Script, messageText } from './rules';
+import type { Habit, RecordedRequest, SimChatRequest, SimReply, SimRule } from './simulator.types';
+
+export interface SimulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** Delay before each streamed chunk; 0 (default) streams with no artificial delay. */
+  latencyMs?: number;
+  /** The habit of replies that name none (default `openai`). */
+  habit?: Habit;
+  rules?: SimRule[];
+}
+
+export interface Simulator {
+  /** Base URL for an OpenAI client, e.g. `http://127.0.0.1:4010/v1`. */
+  url: string;
+  port: number;
+  /** Replaces the rules (the first match answers; unmatched requests get an echo). */
+  script(rules: SimRule[]): void;
+  setLatency(msPerChunk: number): void;
+  setHabit(habit: Habit): void;
+  /** Every request received since the start or the last reset, in order. */
+  readonly requests: RecordedRequest[];
+  /** Forgets rules, requests and counters; back to the start options. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const MODELS = ['sim-chat', 'sim-reasoner'];
+
+/** An OpenAI chat-completions server on plain node:http whose replies follow a script. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const script = new Script();
+  const requests: RecordedRequest[] = [];
+  const stop = new AbortController();
+  let latencyMs = options.latencyMs ?? 0;
+  let habit: Habit = options.habit ?? 'openai';
+  let callCount = 0;
+  script.replace(options.rules ?? []);
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body: null,
+      receivedAt: Date.now(),
+    };
+    requests.push(record);
+    if (req.method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, {
+        object: 'list',
+        data: MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'parley-simulator' })),
+      });
+    }
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      return sendError(res, 404, `No route for ${req.method} ${path}.`);
+    }
+    let body: SimChatRequest;
+    try {
+      body = JSON.parse(raw) as SimChatRequest;
+    } catch {
+      return sendError(res, 400, 'The request body is not JSON.');
+    }
+    record.body = body;
+    if (!Array.isArray(body.messages)) return sendError(res, 400, "'messages' is required.");
+    callCount += 1;
+    const { reply } = script.reply(body, callCount);
+    await respond(res, body, reply, callCount);
+  }
+
+  async function respond(res: ServerResponse, body: SimChatRequest, reply: SimReply, n: number): Promise<void> {
+    if (reply.hang) return;
+    if (reply.fail) {
+      const { status, retryAfterMs, message, code } = reply.fail;
+      const headers: Record<string, string> = {};
+      if (retryAfterMs !== undefined) {
+        headers['retry-after-ms'] = String(retryAfterMs);
+        headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
+      }
+      return sendError(res, status, message ?? `Simulated failure ${status}.`, headers, code);
+    }
+    const plan = planOf(body, reply, n, habit);
+    if (!body.stream) {
+      if (reply.cutAfterChunks !== undefined) return void res.socket?.destroy();
+      await pause(latencyMs);
+      return sendJson(res, 200, completionBody(plan));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.flushHeaders();
+    const chunks = streamChunks(plan);
+    for (const [i, chunk] of chunks.entries()) {
+      if (i === reply.cutAfterChunks) return void res.socket?.destroy();
+      if (i === reply.stallAfterChunks) return;
+      await pause(latencyMs);
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    }
+    if (reply.cutAfterChunks === chunks.length) return void res.socket?.destroy();
+    res.end('data: [DONE]\n\n');
+  }
+
+  async function pause(ms: number): Promise<void> {
+    if (ms > 0) await sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
+    port,
+    script: (rules) => script.replace(rules),
+    setLatency: (ms) => void (latencyMs = ms),
+    setHabit: (h) => void (habit = h),
+    requests,
+    reset() {
+      script.replace(options.rules ?? []);
+      requests.length = 0;
+      callCount = 0;
+      latencyMs = options.latencyMs ?? 0;
+      habit = options.habit ?? 'openai';
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        stop.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function planOf(body: SimChatRequest, reply: SimReply, n: number, habit: Habit): ReplyPlan {
+  const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({
+    id: call.id ?? `call_${n}_${i}`,
+    name: call.name,
+    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+  }));
+  const text = reply.text ?? '';
+  const reasoning = reply.reasoning ?? '';
+  const promptChars = body.messages.reduce((sum, m) => sum + messageText(m).length, 0);
+  const completionChars = text.length + reasoning.length + toolCalls.reduce((s, c) => s + c.arguments.length, 0);
+  return {
+    id: `chatcmpl-sim-${n}`,
+    model: body.model,
+    created: Math.floor(Date.now() / 1000),
+    text,
+    reasoning,
+    toolCalls,
+    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    tokens: reply.tokens ?? {
+      prompt: Math.max(1, Math.ceil(promptChars / 4)),
+      completion: Math.ceil(completionChars / 4),
+    },
+    includeUsage: body.stream_options?.include_usage === true,
+    habit: reply.habit ?? habit,
+    usage: reply.usage,
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  404: 'not_found_error',
+  429: 'rate_limit_exceeded',
+  503: 'overloaded_error',
+};
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code?: string,
+): void {
+  const type = ERROR_TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+  sendJson(res, status, { error: { message, type, param: null, code: code ?? type } }, headers);
+}
