@@ -19,3 +19,6 @@ export {
 export { RedisModule, REDIS } from './redis/redis.module';
 export { createRedis, connectedRedis, type Redis } from './redis/redis-client';
 export { NatsModule, NATS_CONNECTION, type NatsConnection } from './nats/nats.module';
+export { startEmbeddedPostgres, runningEmbeddedPostgres, type EmbeddedPostgres } from './database/embedded-postgres';
+export { resolveDatabase, type ResolvedDatabase } from './database/resolve-database';
+export { withLocalEncryptionKey } from './secrets/local-encryption-key';

@@ -1,0 +1,59 @@
+import { Global, Inject, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { CONFIG, type Config } from '@parley/config';
+import { REDIS, type Redis } from '@parley/platform';
+import { ApiKeyRepository } from './api-keys/api-key.repository';
+import { ApiKeysService } from './api-keys/api-keys.service';
+import { KeysHttpController } from './api-keys/keys.http.controller';
+import { Authenticator } from './authenticator';
+import { AuthGuard } from './http/auth.guard';
+import { SubjectRateLimiter } from './limits/rate-limiter';
+import { TurnSlots } from './limits/turn-slots';
+
+// A turn never outlives TURN_TIMEOUT_MS; a minute more covers a worker that is slow to release.
+const SLOT_GRACE_MS = 60_000;
+
+class AuthWarnings implements OnApplicationBootstrap {
+  constructor(@Inject(CONFIG) private readonly config: Config) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.security.authEnabled)
+      new Logger('Auth').warn('PARLEY_AUTH_ENABLED=false: every request runs as an admin. Development only.');
+  }
+}
+
+/**
+ * Authentication (API keys, bootstrap admin key, JWT), the global AuthGuard, /api/v1/keys, the
+ * per-subject rate limit and the running-turn cap. Needs PG_POOL (DatabaseModule) and REDIS
+ * (RedisModule; null falls back to per-process limits).
+ */
+@Global()
+@Module({
+  controllers: [KeysHttpController],
+  providers: [
+    ApiKeyRepository,
+    ApiKeysService,
+    Authenticator,
+    AuthWarnings,
+    {
+      provide: SubjectRateLimiter,
+      inject: [CONFIG, REDIS],
+      useFactory: (config: Config, redis: Redis | null) =>
+        new SubjectRateLimiter({ redis, prefix: config.prefix, perMinute: config.limits.rateLimitPerMinute }),
+    },
+    {
+      provide: TurnSlots,
+      inject: [CONFIG, REDIS],
+      useFactory: (config: Config, redis: Redis | null) =>
+        new TurnSlots({
+          redis,
+          prefix: config.prefix,
+          maxPerSubject: config.limits.maxRunningTurnsPerSubject,
+          ttlMs: config.turn.timeoutMs + SLOT_GRACE_MS,
+        }),
+    },
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
+  exports: [ApiKeysService, Authenticator, SubjectRateLimiter, TurnSlots],
+})
+export class AuthModule {}

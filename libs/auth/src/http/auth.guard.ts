@@ -1,0 +1,44 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { CONFIG, type Config } from '@parley/config';
+import type { FastifyRequest } from 'fastify';
+import { Authenticator } from '../authenticator';
+import { SubjectRateLimiter } from '../limits/rate-limiter';
+import { requireRoles } from '../ownership/ownership.policy';
+import type { Principal, Role } from '../principal';
+import { PUBLIC_ROUTE, REQUIRED_ROLES } from './auth.decorators';
+
+/** `/health` matches itself; `/health*` matches every path that starts with `/health`. */
+export function isPublicPath(path: string, patterns: readonly string[]): boolean {
+  return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+}
+
+/**
+ * The global HTTP guard: public routes pass; every other request is authenticated from
+ * `Authorization: Bearer`, checked against @Roles, then counted by the per-subject rate limit.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    @Inject(Reflector) private readonly reflector: Reflector,
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(Authenticator) private readonly authenticator: Authenticator,
+    @Inject(SubjectRateLimiter) private readonly rateLimiter: SubjectRateLimiter,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const request = context.switchToHttp().getRequest<FastifyRequest & { principal?: Principal }>();
+    const targets = [context.getHandler(), context.getClass()];
+    const path = request.url.split('?')[0];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    if (isPublicPath(path, this.config.security.publicPaths)) return true;
+
+    const principal = await this.authenticator.authenticate(request.headers.authorization);
+    request.principal = principal;
+    const roles = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, targets);
+    if (roles) requireRoles(principal, roles);
+    await this.rateLimiter.consume(principal.subject);
+    return true;
+  }
+}

@@ -1,0 +1,68 @@
+import { DomainError, type Redis } from '@parley/platform';
+
+export interface TurnSlotsOptions {
+  redis: Redis | null;
+  prefix: string;
+  maxPerSubject: number;
+  /** A slot nobody releases (a crashed worker) frees itself after this long. */
+  ttlMs: number;
+}
+
+// One sorted set per subject: member = conversation id, score = expiry (Redis server time, so
+// processes with skewed clocks agree). Expired members are dropped before counting; re-acquiring
+// a held slot only extends it.
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if (not held) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+/**
+ * Caps the turns running at once for one subject (MAX_RUNNING_TURNS_PER_SUBJECT). The command
+ * handler acquires a slot before it enqueues a turn; the worker releases it when the turn ends.
+ */
+export class TurnSlots {
+  private readonly memory = new Map<string, Map<string, number>>();
+
+  constructor(private readonly options: TurnSlotsOptions) {}
+
+  /** RATE_LIMITED (429, Retry-After) when the subject already runs the maximum of turns. */
+  async acquire(subject: string, conversationId: string): Promise<void> {
+    const { redis, maxPerSubject, ttlMs } = this.options;
+    const granted = redis
+      ? (await redis.eval(ACQUIRE, 1, this.key(subject), conversationId, maxPerSubject, ttlMs)) === 1
+      : this.acquireInMemory(subject, conversationId);
+    if (granted) return;
+    throw new DomainError(
+      'RATE_LIMITED',
+      `Too many running turns: at most ${maxPerSubject} at once for one caller; wait for one to finish.`,
+      { maxRunningTurns: maxPerSubject, retryAfterSeconds: 5 },
+    );
+  }
+
+  async release(subject: string, conversationId: string): Promise<void> {
+    if (this.options.redis) await this.options.redis.zrem(this.key(subject), conversationId);
+    else this.memory.get(subject)?.delete(conversationId);
+  }
+
+  private key(subject: string): string {
+    return `${this.options.prefix}:turn-slots:${subject}`;
+  }
+
+  private acquireInMemory(subject: string, conversationId: string): boolean {
+    const now = Date.now();
+    const held = this.memory.get(subject) ?? new Map<string, number>();
+    this.memory.set(subject, held);
+    for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
+    if (!held.has(conversationId) && held.size >= this.options.maxPerSubject) return false;
+    held.set(conversationId, now + this.options.ttlMs);
+    return true;
+  }
+}

@@ -1,0 +1,48 @@
+import { DomainError } from '@parley/platform';
+import { hasRole, type Principal, type Role } from '../principal';
+
+/** What is being read, so a refusal reads exactly like a resource that does not exist. */
+export interface ResourceRef {
+  type: string;
+  id: string;
+}
+
+/** FORBIDDEN unless the principal holds at least one of `roles`. */
+export function requireRoles(principal: Principal, roles: readonly Role[]): void {
+  if (roles.length === 0 || roles.some((r) => hasRole(principal, r))) return;
+  throw new DomainError('FORBIDDEN', `This operation needs one of the roles: ${roles.join(', ')}.`, {
+    requiredRoles: [...roles],
+  });
+}
+
+export function canRead(principal: Principal, ownerSubject: string): boolean {
+  return hasRole(principal, 'admin') || hasRole(principal, 'auditor') || isOwner(principal, ownerSubject);
+}
+
+export function canCommand(principal: Principal, ownerSubject: string): boolean {
+  return hasRole(principal, 'admin') || isOwner(principal, ownerSubject);
+}
+
+/**
+ * Auditors and admins read everything; a client reads only what its subject owns. A refusal is
+ * NOT_FOUND, so a client cannot learn that someone else's conversation exists.
+ */
+export function assertCanRead(principal: Principal, ownerSubject: string, resource?: ResourceRef): void {
+  if (canRead(principal, ownerSubject)) return;
+  throw resource ? DomainError.notFound(resource.type, resource.id) : new DomainError('NOT_FOUND', 'Not found.');
+}
+
+/** Admins command anyone's conversation; a client only its own; an auditor never: FORBIDDEN. */
+export function assertCanCommand(principal: Principal, ownerSubject: string): void {
+  if (canCommand(principal, ownerSubject)) return;
+  throw new DomainError('FORBIDDEN', 'This caller may not command this conversation.');
+}
+
+/** For list queries: the owner to filter by, or null when the principal may see every owner's rows. */
+export function ownerFilter(principal: Principal): string | null {
+  return hasRole(principal, 'admin') || hasRole(principal, 'auditor') ? null : principal.subject;
+}
+
+function isOwner(principal: Principal, ownerSubject: string): boolean {
+  return hasRole(principal, 'client') && principal.subject === ownerSubject;
+}
