@@ -1,0 +1,133 @@
+import type { FieldProblem } from '@parley/platform';
+import { descriptorOf } from '../model/catalog-descriptors';
+import { memberOf } from '../model/descriptor';
+import type { Row } from '../model/entity-schemas';
+import type { CatalogView } from '../store/catalog-store';
+import { jsonSchemaProblems } from './json-schema-check';
+import type { BundleItem } from './parse-bundle';
+import { prepareTool } from './tool-rules';
+
+/**
+ * The checks that look across entities: every reference resolves (in the bundle or the
+ * catalog), plus the seed's rules. Each problem names its path; none stops the others.
+ */
+export class BundleRules {
+  private readonly inBundle = new Map<string, Map<string, Row>>();
+
+  constructor(
+    private readonly view: CatalogView,
+    private readonly items: BundleItem[],
+  ) {
+    for (const item of items) {
+      const byKey = this.inBundle.get(item.d.kind) ?? new Map<string, Row>();
+      byKey.set(item.key, item.values);
+      this.inBundle.set(item.d.kind, byKey);
+    }
+  }
+
+  check(): FieldProblem[] {
+    const problems: FieldProblem[] = [];
+    for (const item of this.items) {
+      problems.push(...this.references(item));
+      problems.push(...this.rules(item));
+    }
+    return problems;
+  }
+
+  private find(kind: string, key: string): Row | undefined {
+    return this.inBundle.get(kind)?.get(key) ?? this.view.get(kind)?.get(key)?.record;
+  }
+
+  private unknown(path: string, target: string, key: unknown): FieldProblem | null {
+    if (key === null || key === undefined || this.find(target, String(key))) return null;
+    return { path, message: `unknown ${descriptorOf(target)!.label} '${String(key)}'` };
+  }
+
+  private references({ d, path, values }: BundleItem): FieldProblem[] {
+    const problems: (FieldProblem | null)[] = [];
+    for (const [name, field] of Object.entries(d.fields)) {
+      if (field.type === 'ref') problems.push(this.unknown(`${path}.${name}`, field.target, values[name]));
+    }
+    for (const link of d.links) {
+      const seen = new Set<string>();
+      (values[link.field] as Row[]).forEach((item, index) => {
+        const at = `${path}.${link.field}[${index}]`;
+        const member = String(item[memberOf(link)]);
+        if (seen.has(member)) problems.push({ path: at, message: `'${member}' is listed twice` });
+        seen.add(member);
+        for (const [name, field] of Object.entries(link.columns)) {
+          if (field.type === 'ref') problems.push(this.unknown(`${at}.${name}`, field.target, item[name]));
+        }
+      });
+    }
+    return problems.filter((p): p is FieldProblem => p !== null);
+  }
+
+  private rules(item: BundleItem): FieldProblem[] {
+    const { path, values } = item;
+    switch (item.d.kind) {
+      case 'domainSchemas':
+        return jsonSchemaProblems(`${path}.jsonSchema`, values.jsonSchema as Row);
+      case 'actions':
+        return this.actionSchemas(path, values.schemas as Row[]);
+      case 'providers':
+        return values.providerType === 'openai-compatible' && !values.baseUrl
+          ? [{ path: `${path}.baseUrl`, message: 'required for an openai-compatible provider' }]
+          : urlProblems(`${path}.baseUrl`, values.baseUrl);
+      case 'memoryStrategies':
+        return ['FULL', 'NONE'].includes(String(values.llmMemoryStrategyType)) || values.llmMemoryWindowSize
+          ? []
+          : [{ path: `${path}.llmMemoryWindowSize`, message: 'required unless the strategy type is FULL or NONE' }];
+      case 'mcpClients':
+        return mcpProblems(path, values);
+      case 'tools':
+        return prepareTool(item, this.view.get('tools')?.get(item.key)?.secret ?? null);
+      default:
+        return [];
+    }
+  }
+
+  /** Seed 000: a form or grid must belong to the row's schema; an action has at most one output. */
+  private actionSchemas(path: string, schemas: Row[]): FieldProblem[] {
+    const problems: FieldProblem[] = [];
+    schemas.forEach((row, index) => {
+      for (const [field, kind] of [
+        ['domainForm', 'domainForms'],
+        ['domainGrid', 'domainGrids'],
+      ] as const) {
+        const layout = row[field] ? this.find(kind, String(row[field])) : undefined;
+        if (layout && layout.domainSchema !== row.domainSchema) {
+          problems.push({
+            path: `${path}.schemas[${index}].${field}`,
+            message: `'${String(row[field])}' belongs to schema '${String(layout.domainSchema)}', not '${String(row.domainSchema)}'`,
+          });
+        }
+      }
+    });
+    if (schemas.filter((s) => s.llmInputOutput === 'O').length > 1) {
+      problems.push({ path: `${path}.schemas`, message: 'an action has at most one output (O) schema' });
+    }
+    return problems;
+  }
+}
+
+function urlProblems(path: string, value: unknown): FieldProblem[] {
+  if (value === null || value === undefined) return [];
+  try {
+    const url = new URL(String(value));
+    if (['http:', 'https:'].includes(url.protocol)) return [];
+  } catch {
+    // reported below
+  }
+  return [{ path, message: 'expected an http:// or https:// URL' }];
+}
+
+function mcpProblems(path: string, values: Row): FieldProblem[] {
+  if (values.mcpTransportType === 'ST') {
+    return values.command ? [] : [{ path: `${path}.command`, message: 'required for the stdio (ST) transport' }];
+  }
+  if (!values.mcpConnectionUrl) {
+    return [{ path: `${path}.mcpConnectionUrl`, message: 'required for the SH and SE transports' }];
+  }
+  return urlProblems(`${path}.mcpConnectionUrl`, values.mcpConnectionUrl);
+}

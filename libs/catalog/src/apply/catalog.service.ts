@@ -1,0 +1,163 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DATA_SOURCE, DomainError, type FieldProblem } from '@parley/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import { CATALOG_LOCK_ID } from '../catalog-tokens';
+import { descriptorForRoute } from '../model/catalog-descriptors';
+import type { EntityDescriptor } from '../model/descriptor';
+import { entityFor, type Row } from '../model/entity-schemas';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { CatalogStore } from '../store/catalog-store';
+import { BundleRules } from './bundle-rules';
+import { bundleFromBody, parseItems, type BundleItem } from './parse-bundle';
+import { diffOf, planChanges, type ApplyDiff, type PlannedChange } from './plan-apply';
+
+export interface ApplyResult {
+  dryRun: boolean;
+  changes: ApplyDiff;
+}
+
+type Mode = { dryRun: boolean; expect?: 'new' | 'existing' };
+
+/**
+ * Writes to the catalog: a declarative bundle (apply) and single-entity CRUD, both through
+ * the same validation and in one transaction each, so a bad request writes nothing.
+ */
+@Injectable()
+export class CatalogService {
+  private readonly store: CatalogStore;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {
+    this.store = new CatalogStore(cipher);
+  }
+
+  async apply(body: unknown, options: { dryRun: boolean }): Promise<ApplyResult> {
+    const changes = await this.run(bundleFromBody(body), options);
+    return { dryRun: options.dryRun, changes: diffOf(changes) };
+  }
+
+  async list(route: string): Promise<Row[]> {
+    const d = descriptor(route);
+    const all = await this.store.loadMany(this.dataSource.manager, d);
+    return [...all.values()].map((e) => e.record);
+  }
+
+  async get(route: string, key: string): Promise<Row> {
+    const d = descriptor(route);
+    const found = await this.store.loadOne(this.dataSource.manager, d, key);
+    if (!found) throw notFound(d, key);
+    return found.record;
+  }
+
+  async create(route: string, body: unknown): Promise<Row> {
+    const d = descriptor(route);
+    const [change] = await this.single(d, body, 'new');
+    return change.record;
+  }
+
+  async update(route: string, key: string, body: unknown): Promise<Row> {
+    const d = descriptor(route);
+    const item = isObject(body) ? { [d.key.field]: key, ...body } : body;
+    if (isObject(item) && item[d.key.field] !== key) {
+      throw DomainError.validation([{ path: d.key.field, message: `must be '${key}' as in the URL` }]);
+    }
+    const [change] = await this.single(d, item, 'existing');
+    return change.record;
+  }
+
+  async remove(route: string, key: string): Promise<void> {
+    const d = descriptor(route);
+    await this.transaction(async (manager) => {
+      if (!(await this.store.loadOne(manager, d, key))) throw notFound(d, key);
+      await manager.delete(entityFor(d.table), { [d.key.field]: key });
+      await manager.query('delete from cat_acl where entity_kind = $1 and entity_key = $2', [d.kind, key]);
+    });
+  }
+
+  private async single(d: EntityDescriptor, body: unknown, expect: 'new' | 'existing'): Promise<PlannedChange[]> {
+    try {
+      return await this.run({ [d.kind]: [body] }, { dryRun: false, expect });
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'VALIDATION_FAILED') throw relativeTo(`${d.kind}[0]`, err);
+      throw err;
+    }
+  }
+
+  private run(bundle: unknown, mode: Mode): Promise<PlannedChange[]> {
+    return this.transaction(async (manager) => {
+      const view = await this.store.loadView(manager);
+      const { items, problems } = parseItems(bundle);
+      if (mode.expect) checkExistence(items, view, mode.expect);
+      problems.push(...new BundleRules(view, items).check());
+      const plan = planChanges(items, view, this.cipher);
+      problems.push(...plan.problems);
+      if (problems.length > 0) {
+        throw DomainError.validation(
+          problems,
+          `The catalog change has ${problems.length} problem(s); nothing was written.`,
+        );
+      }
+      if (!mode.dryRun) {
+        for (const c of plan.changes.filter((change) => change.status !== 'unchanged')) {
+          await this.store.write(manager, c.item.d, c.record, c.secret, c.status === 'updated');
+        }
+      }
+      return plan.changes;
+    });
+  }
+
+  private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        await manager.query('select pg_advisory_xact_lock($1)', [CATALOG_LOCK_ID]);
+        return work(manager);
+      });
+    } catch (err) {
+      throw translateDatabaseError(err);
+    }
+  }
+}
+
+function descriptor(route: string): EntityDescriptor {
+  const d = descriptorForRoute(route);
+  if (!d) throw new DomainError('NOT_FOUND', `There is no catalog collection '${route}'.`, { collection: route });
+  return d;
+}
+
+const isObject = (v: unknown): v is Row => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const notFound = (d: EntityDescriptor, key: string) =>
+  new DomainError('NOT_FOUND', `No ${d.label} '${key}' in the catalog.`, { entity: d.kind, key });
+
+function checkExistence(items: BundleItem[], view: Map<string, Map<string, unknown>>, expect: 'new' | 'existing') {
+  for (const { d, key } of items) {
+    const exists = view.get(d.kind)?.has(key) ?? false;
+    if (expect === 'new' && exists) {
+      throw new DomainError('CONFLICT', `A ${d.label} '${key}' already exists.`, { entity: d.kind, key });
+    }
+    if (expect === 'existing' && !exists) throw notFound(d, key);
+  }
+}
+
+/** Problems of a single-entity request are reported relative to its body. */
+function relativeTo(prefix: string, err: DomainError): DomainError {
+  const problems = (err.details?.problems as FieldProblem[]).map((p) => ({
+    ...p,
+    path: p.path === prefix ? '(body)' : p.path.startsWith(`${prefix}.`) ? p.path.slice(prefix.length + 1) : p.path,
+  }));
+  return DomainError.validation(problems, err.message);
+}
+
+/** A reference still in use, or a key taken by a concurrent writer, is a conflict, not a crash. */
+function translateDatabaseError(err: unknown): unknown {
+  const pg = (err as { driverError?: { code?: string; table?: string; detail?: string } }).driverError;
+  if (pg?.code === '23503') {
+    return new DomainError('CONFLICT', `Still in use: ${pg.detail ?? 'another catalog entity refers to it'}.`, {
+      referencedBy: pg.table,
+    });
+  }
+  if (pg?.code === '23505') return new DomainError('CONFLICT', `Already exists: ${pg.detail ?? 'duplicate key'}.`);
+  return err;
+}

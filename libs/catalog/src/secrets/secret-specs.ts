@@ -1,0 +1,82 @@
+import { TOOL_SECRET_PATHS } from '@parley/tools';
+import { z } from 'zod';
+import type { SecretKind } from '../model/descriptor';
+import type { Row } from '../model/entity-schemas';
+import { deletePath, getPath } from './object-paths';
+
+/**
+ * The write-only values of each entity with secrets. In a bundle or request a secret that is
+ * absent keeps the stored value and `null` clears it; APIs show only the flags below.
+ */
+export type Secret = Record<string, unknown>;
+
+export interface SecretSpec {
+  /** Write-only input fields (zod shapes merged into the entity's bundle schema). */
+  input: Record<string, z.ZodType>;
+  /** merge: absent values keep the stored ones; replace: the given values are all there is. */
+  mode: 'merge' | 'replace';
+  /** Takes the secret values out of a parsed item (they never reach a plain column). */
+  extract(item: Row): Secret;
+  /** What the API shows instead of the values. */
+  flags(secret: Secret): Row;
+}
+
+const stringMap = z.record(z.string(), z.string());
+
+function takeFields(item: Row, names: string[]): Secret {
+  const taken: Secret = {};
+  for (const name of names) {
+    taken[name] = item[name];
+    delete item[name];
+  }
+  return taken;
+}
+
+const names = (v: unknown): string[] => Object.keys((v as Record<string, string> | null) ?? {}).sort();
+
+export const SECRET_SPECS: Record<SecretKind, SecretSpec> = {
+  provider: {
+    input: {
+      apiKey: z.string().min(1).max(4000).nullable().optional(),
+      /** Extra connection settings; `headers` are sent with every call (e.g. Azure's api-key). */
+      providerConfig: z.looseObject({ headers: stringMap.optional() }).nullable().optional(),
+    },
+    mode: 'merge',
+    extract: (item) => takeFields(item, ['apiKey', 'providerConfig']),
+    flags: (s) => ({ apiKeySet: typeof s.apiKey === 'string', providerConfigSet: s.providerConfig != null }),
+  },
+  mcpClient: {
+    input: { env: stringMap.nullable().optional(), headers: stringMap.nullable().optional() },
+    mode: 'merge',
+    extract: (item) => takeFields(item, ['env', 'headers']),
+    flags: (s) => ({ envSet: names(s.env), headersSet: names(s.headers) }),
+  },
+  tool: {
+    input: {},
+    // The tool's config was validated whole (stored secrets filled in); its secret paths are all there is.
+    mode: 'replace',
+    extract: (item) => {
+      const taken: Secret = {};
+      const config = item.config as Row | null;
+      for (const path of TOOL_SECRET_PATHS) {
+        const value = config ? getPath(config, path) : undefined;
+        if (value === undefined) continue;
+        taken[path] = value;
+        deletePath(config!, path);
+      }
+      return taken;
+    },
+    flags: (s) => ({ secretsSet: Object.keys(s).sort() }),
+  },
+};
+
+/** The secret to store: the given values over the stored ones (merge) or the given ones (replace). */
+export function nextSecret(spec: SecretSpec, stored: Secret | null, given: Secret): Secret {
+  const base = spec.mode === 'merge' ? { ...(stored ?? {}) } : {};
+  for (const [name, value] of Object.entries(given)) {
+    if (value === undefined) continue;
+    if (value === null) delete base[name];
+    else base[name] = value;
+  }
+  return base;
+}
