@@ -1,0 +1,149 @@
+import type { PoolClient } from 'pg';
+import type { RecordedEvent } from '../event-store.port';
+import { runSubscription, type SubscriptionRunner } from '../subscription/subscription-runner';
+import { event, events, eventually, newCategory, newStream, type ContractHarness } from './contract-kit';
+
+interface Effects {
+  total: number;
+  distinct: number;
+}
+
+/** Point 9: checkpointed subscriptions apply each event's effect exactly once. */
+export function runnerContract(h: () => ContractHarness): void {
+  describe('9. checkpointed subscriptions', () => {
+    const running: SubscriptionRunner[] = [];
+
+    beforeAll(async () => {
+      await h().pool.query(
+        'create table if not exists contract_effects (subscription_id text not null, event_id text not null)',
+      );
+    });
+
+    afterEach(async () => {
+      await Promise.all(running.splice(0).map((r) => r.stop()));
+    });
+
+    const effects = async (subscriptionId: string): Promise<Effects> => {
+      const { rows } = await h().pool.query<{ total: number; distinct: number }>(
+        `select count(*)::int as total, count(distinct event_id)::int as distinct
+         from contract_effects where subscription_id = $1`,
+        [subscriptionId],
+      );
+      return rows[0];
+    };
+
+    const record = (subscriptionId: string, list: RecordedEvent[], tx: PoolClient) =>
+      tx.query('insert into contract_effects (subscription_id, event_id) select $1, unnest($2::text[])', [
+        subscriptionId,
+        list.map((e) => e.eventId),
+      ]);
+
+    const start = (
+      subscriptionId: string,
+      category: string,
+      handle: (list: RecordedEvent[], tx: PoolClient) => Promise<void>,
+    ) => {
+      const runner = runSubscription({
+        pool: h().pool,
+        feed: h().store,
+        subscriptionId,
+        filter: { categories: [category] },
+        batchSize: 4,
+        pollMs: 50,
+        retryMs: 50,
+        lockRetryMs: 100,
+        handle,
+      });
+      running.push(runner);
+      return runner;
+    };
+
+    it('a handler that throws after writing leaves no effect; the retry applies it once', async () => {
+      const { store } = h();
+      const [id, category] = [`throw-${newCategory()}`, newCategory()];
+      let failures = 0;
+      const runner = start(id, category, async (list, tx) => {
+        await record(id, list, tx);
+        if (failures++ < 2) throw new Error('crash between the write and the checkpoint');
+      });
+      const { position } = await store.append(newStream(category), events(10));
+      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+      expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+      expect(runner.lastError).toMatchObject({ message: 'crash between the write and the checkpoint' });
+    });
+
+    it('a connection killed before the commit leaves no effect; the retry applies it once', async () => {
+      const { store, pool } = h();
+      const [id, category] = [`kill-${newCategory()}`, newCategory()];
+      let kills = 0;
+      const runner = start(id, category, async (list, tx) => {
+        await record(id, list, tx);
+        if (kills++ < 2) {
+          const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as pid');
+          await pool.query('select pg_terminate_backend($1)', [rows[0].pid]);
+        }
+      });
+      const { position } = await store.append(newStream(category), events(10));
+      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+      expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+      expect(kills).toBeGreaterThan(2);
+    });
+
+    it('runs one instance per subscription; a standby takes over when the holder dies', async () => {
+      const { store, pool } = h();
+      const [id, category] = [`standby-${newCategory()}`, newCategory()];
+      const handle = (list: RecordedEvent[], tx: PoolClient) => record(id, list, tx).then(() => undefined);
+      const runners = [start(id, category, handle), start(id, category, handle)];
+      const activeOnes = () => runners.filter((r) => r.active);
+      await eventually(async () => expect(activeOnes()).toHaveLength(1));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(activeOnes()).toHaveLength(1);
+      const first = await store.append(newStream(category), events(6));
+      expect(await activeOnes()[0].waitForPosition(first.position, 15_000)).toBe(true);
+
+      // The holder's lock connection dies: some instance holds the lock again and carries on.
+      await pool.query(
+        `select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted
+           and objid = (hashtextextended('parley.subscription:' || $1::text, 0) & 4294967295)::oid`,
+        [id],
+      );
+      const second = await store.append(newStream(category), events(6));
+      await eventually(async () => expect(activeOnes()).toHaveLength(1));
+      expect(await activeOnes()[0].waitForPosition(second.position, 15_000)).toBe(true);
+
+      // The holder stops for good: the standby takes over.
+      const holder = activeOnes()[0];
+      await holder.stop();
+      const standby = runners.find((r) => r !== holder) as SubscriptionRunner;
+      await eventually(async () => expect(standby.active).toBe(true));
+      const third = await store.append(newStream(category), events(6));
+      expect(await standby.waitForPosition(third.position, 15_000)).toBe(true);
+      expect(await effects(id)).toEqual({ total: 18, distinct: 18 });
+    });
+
+    it('reset rebuilds from the beginning, clearing the read model in the same transaction', async () => {
+      const { store } = h();
+      const [id, category] = [`reset-${newCategory()}`, newCategory()];
+      const runner = start(id, category, (list, tx) => record(id, list, tx).then(() => undefined));
+      const { position } = await store.append(newStream(category), events(5));
+      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+      await runner.reset(
+        async (tx) => void (await tx.query('delete from contract_effects where subscription_id = $1', [id])),
+      );
+      await eventually(async () => expect(await effects(id)).toEqual({ total: 5, distinct: 5 }));
+      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+    });
+
+    it('waitForPosition also passes events its filter skips, and times out with false', async () => {
+      const { store } = h();
+      const [id, category] = [`wait-${newCategory()}`, newCategory()];
+      const runner = start(id, category, (list, tx) => record(id, list, tx).then(() => undefined));
+      const elsewhere = await store.append(newStream(newCategory()), [event()]);
+      expect(await runner.waitForPosition(elsewhere.position, 15_000)).toBe(true);
+      expect(await effects(id)).toEqual({ total: 0, distinct: 0 });
+      await runner.stop();
+      const later = await store.append(newStream(category), [event()]);
+      expect(await runner.waitForPosition(later.position, 100)).toBe(false);
+    });
+  });
+}

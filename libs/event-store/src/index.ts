@@ -1,0 +1,22 @@
+export * from './event-store.port';
+export {
+  WrongExpectedVersion,
+  StreamNotFound,
+  StreamDeleted,
+  DuplicateEventIds,
+  InvalidEvent,
+  EventTooLarge,
+  type ActualState,
+} from './errors';
+export { comparePositions, maxPosition, parsePosition, type ParsedPosition } from './position';
+export { GENESIS_HASH, ChainVerifier, canonicalEvent, chainHash } from './hash-chain';
+export { canonicalJson, canonicalJsonOf } from './canonical-json';
+export { categoryOf } from './prepare-events';
+export type { FeedPage, GlobalFeed } from './subscription/global-feed';
+export {
+  SubscriptionRunner,
+  runSubscription,
+  type SubscriptionRunnerOptions,
+} from './subscription/subscription-runner';
+export { readCheckpoint, resetSubscription } from './subscription/checkpoints';
+export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';

@@ -1,0 +1,206 @@
+import type { ClientBase, Pool } from 'pg';
+import { DomainError } from '@parley/platform';
+import { StreamDeleted, StreamNotFound } from '../errors';
+import type {
+  AppendResult,
+  EventFilter,
+  EventStore,
+  EventToAppend,
+  ExpectedState,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  StreamMetadata,
+  SubscribeOptions,
+  SubscriptionItem,
+  VerifyResult,
+} from '../event-store.port';
+import { ChainVerifier } from '../hash-chain';
+import { parsePosition, pgPosition } from '../position';
+import { prepareEvents } from '../prepare-events';
+import { AppendNotifier } from '../subscription/append-notifier';
+import { catchUp } from '../subscription/catch-up';
+import type { FeedPage, GlobalFeed } from '../subscription/global-feed';
+import { toRecordedEvent, type EventRow } from './event-row';
+import { runAppend } from './postgres-append';
+import {
+  HEAD_POSITION_SQL,
+  READ_CHAIN_SQL,
+  READ_STREAM_BACKWARDS_SQL,
+  READ_STREAM_FORWARDS_SQL,
+  readPageSql,
+  type FilterKind,
+} from './postgres-sql';
+import { StreamAdmin } from './stream-admin';
+
+export interface PostgresEventStoreOptions {
+  /** Largest data + metadata of one event, in bytes of JSON. */
+  maxEventBytes: number;
+  /** How often live subscriptions look for appends made by other processes. */
+  pollMs: number;
+  /** Events per page when subscriptions catch up. */
+  pageSize?: number;
+}
+
+const STATUS_TOMBSTONED = 2;
+const STATUS_SOFT_DELETED = 1;
+
+/** The default event store: PostgreSQL tables of EVENT-STORE.md over the app's pool. */
+export class PostgresEventStore implements EventStore, GlobalFeed {
+  private readonly notifier = new AppendNotifier();
+  private readonly admin: StreamAdmin;
+  private closed = false;
+
+  constructor(
+    readonly pool: Pool,
+    private readonly options: PostgresEventStoreOptions,
+  ) {
+    this.admin = new StreamAdmin(pool);
+  }
+
+  async append(
+    streamId: string,
+    events: EventToAppend[],
+    options: { expected?: ExpectedState } = {},
+  ): Promise<AppendResult> {
+    const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
+    const result = await runAppend(this.pool, streamId, prepared, options.expected ?? 'any');
+    this.notifier.notify();
+    return result;
+  }
+
+  /**
+   * Appends inside the caller's open transaction on `client` (e.g. with an outbox row). The
+   * events become visible when the caller commits; subscribers of this process find them at
+   * their next poll. A refused append aborts the caller's transaction.
+   */
+  async appendWithin(
+    client: ClientBase,
+    streamId: string,
+    events: EventToAppend[],
+    options: { expected?: ExpectedState } = {},
+  ): Promise<AppendResult> {
+    const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
+    return runAppend(client, streamId, prepared, options.expected ?? 'any');
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const maxCount = checkMaxCount(options.maxCount);
+    const { rows } = await this.pool.query<EventRow & { status: number; stream_version: bigint }>({
+      name: backwards ? 'parley_es_read_stream_bwd' : 'parley_es_read_stream_fwd',
+      text: backwards ? READ_STREAM_BACKWARDS_SQL : READ_STREAM_FORWARDS_SQL,
+      values: [streamId, options.fromRevision ?? (backwards ? null : 0n), maxCount],
+    });
+    const head = rows[0];
+    if (head?.status === STATUS_TOMBSTONED) throw new StreamDeleted(streamId);
+    if (!head || head.status === STATUS_SOFT_DELETED || BigInt(head.stream_version) < 0n) {
+      throw new StreamNotFound(streamId);
+    }
+    return rows.filter((row) => row.global_position !== null).map(toRecordedEvent);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const page = await this.readPage(options.fromPosition ?? null, options.filter, checkMaxCount(options.maxCount));
+    return page.events;
+  }
+
+  async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number | null): Promise<FeedPage> {
+    const from = after === null ? ({ kind: 'pg', tx: 0n, pos: 0n } as const) : parsePosition(after);
+    if (from.kind === 'esdb') throw new DomainError('VALIDATION_FAILED', `'${after}' is not a PostgreSQL position.`);
+    const categories = filter?.categories?.length ? filter.categories : null;
+    const types = filter?.eventTypes?.length ? filter.eventTypes : null;
+    const kind: FilterKind = categories && types ? 'both' : categories ? 'categories' : types ? 'types' : 'none';
+    const values: unknown[] = [String(from.tx), from.pos, maxCount];
+    if (categories) values.push(categories);
+    if (types) values.push(types);
+    const { rows } = await this.pool.query<EventRow & { head_tx: string; head_position: bigint }>({
+      name: `parley_es_read_page_${kind}`,
+      text: readPageSql(kind),
+      values,
+    });
+    if (rows.length === 0) return { events: [], scannedTo: null };
+    const events = rows.filter((row) => row.global_position !== null).map(toRecordedEvent);
+    const full = maxCount !== null && events.length >= maxCount;
+    const scannedTo = full ? events[events.length - 1].position : pgPosition(rows[0].head_tx, rows[0].head_position);
+    return { events, scannedTo };
+  }
+
+  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.notifier.wait(timeoutMs, signal);
+  }
+
+  subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<SubscriptionItem> {
+    if (options.fromPosition) parsePosition(options.fromPosition);
+    return catchUp(this, {
+      ...options,
+      pageSize: this.options.pageSize ?? 500,
+      pollMs: this.options.pollMs,
+      isClosed: () => this.closed,
+    });
+  }
+
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+    return this.admin.setMetadata(streamId, metadata);
+  }
+
+  getStreamMetadata(streamId: string): Promise<StreamMetadata | null> {
+    return this.admin.getMetadata(streamId);
+  }
+
+  deleteStream(streamId: string): Promise<void> {
+    return this.admin.softDelete(streamId);
+  }
+
+  tombstoneStream(streamId: string): Promise<void> {
+    return this.admin.tombstone(streamId);
+  }
+
+  /** Checks every stored event of the stream, hidden (truncated, deleted) ones included. */
+  async verifyStream(streamId: string): Promise<VerifyResult> {
+    const head = await this.admin.head(streamId);
+    if (!head || head.version < 0n) throw new StreamNotFound(streamId);
+    const verifier = new ChainVerifier();
+    let after = -1n;
+    let lastHash: string | null = null;
+    for (;;) {
+      const { rows } = await this.pool.query<EventRow>({
+        name: 'parley_es_read_chain',
+        text: READ_CHAIN_SQL,
+        values: [streamId, after, 1000],
+      });
+      for (const row of rows) {
+        if (!verifier.check(toRecordedEvent(row))) return verifier.result();
+        after = BigInt(row.revision);
+        lastHash = row.hash;
+      }
+      if (rows.length < 1000) break;
+    }
+    if (after !== head.version || lastHash !== head.lastHash) {
+      return { ...verifier.result(), ok: false, firstBadRevision: after + 1n, reason: 'events are missing' };
+    }
+    return verifier.result();
+  }
+
+  async headPosition(): Promise<string | null> {
+    const { rows } = await this.pool.query<{ tx: string; global_position: bigint }>({
+      name: 'parley_es_head',
+      text: HEAD_POSITION_SQL,
+    });
+    return rows[0] ? pgPosition(rows[0].tx, rows[0].global_position) : null;
+  }
+
+  /** Ends live subscriptions. The pool belongs to whoever created it and stays open. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.notifier.notify();
+  }
+}
+
+function checkMaxCount(maxCount: number | undefined): number | null {
+  if (maxCount === undefined) return null;
+  if (!Number.isInteger(maxCount) || maxCount < 1) {
+    throw DomainError.validation([{ path: 'maxCount', message: 'expected a whole number of at least 1' }]);
+  }
+  return maxCount;
+}

@@ -1,0 +1,77 @@
+/**
+ * The statements the PostgreSQL adapter issues, in one place: the benchmark's baseline issues
+ * the very same text through a bare `pg` client. Each is run as a named prepared statement.
+ */
+
+/** The whole append in one statement (see migrations/1732200000000-event-store.ts). */
+export const APPEND_SQL =
+  'select next_revision, tx, last_position from es_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
+
+const EVENT_COLUMNS = `e.global_position, e.transaction_id::text as tx, e.stream_id, e.category, e.revision,
+  e.event_id::text as event_id, e.event_type, e.schema_version, e.data, e.metadata, e.created_at, e.prev_hash, e.hash`;
+
+// The first visible revision: truncate_before (also set by a soft delete), maxCount, then the
+// caller's bound; maxAge filters by creation time.
+const VISIBLE = `e.stream_id = s.stream_id
+    and e.revision >= greatest(coalesce(s.truncate_before, 0), s.version + 1 - coalesce(s.max_count, s.version + 1))
+    and (s.max_age is null or e.created_at > now() - s.max_age)`;
+
+/** $1 stream, $2 first revision (inclusive), $3 max count (null: all). */
+export const READ_STREAM_FORWARDS_SQL = `
+select s.status, s.version as stream_version, ${EVENT_COLUMNS}
+from es_streams s left join lateral (
+  select * from es_events e where ${VISIBLE} and e.revision >= $2 order by e.revision limit $3
+) e on true
+where s.stream_id = $1
+order by e.revision`;
+
+/** $1 stream, $2 last revision (inclusive; null: the end), $3 max count (null: all). */
+export const READ_STREAM_BACKWARDS_SQL = `
+select s.status, s.version as stream_version, ${EVENT_COLUMNS}
+from es_streams s left join lateral (
+  select * from es_events e where ${VISIBLE} and e.revision <= coalesce($2, s.version) order by e.revision desc limit $3
+) e on true
+where s.stream_id = $1
+order by e.revision desc`;
+
+export type FilterKind = 'none' | 'categories' | 'types' | 'both';
+
+const FILTERS: Record<FilterKind, string> = {
+  none: '',
+  categories: 'and e.category = any($4::text[])',
+  types: 'and e.event_type = any($4::text[])',
+  both: 'and e.category = any($4::text[]) and e.event_type = any($5::text[])',
+};
+
+/**
+ * A page of the global feed by the ordering rule of EVENT-STORE.md, and in the same statement
+ * (hence the same snapshot) the newest event the rule lets anyone see: the page's `scannedTo`.
+ * An event whose transaction is not yet below the snapshot's xmin waits for the next read,
+ * so a transaction that commits late is never skipped.
+ * $1 last tx (xid8 as text), $2 last position, $3 max count, then the filter arrays.
+ */
+export function readPageSql(kind: FilterKind): string {
+  return `
+with horizon as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+head as (
+  select h.transaction_id, h.global_position from es_events h
+  where h.transaction_id < (select xmin from horizon)
+  order by h.transaction_id desc, h.global_position desc limit 1)
+select head.transaction_id::text as head_tx, head.global_position as head_position, page.*
+from head left join lateral (
+  select ${EVENT_COLUMNS} from es_events e
+  where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+    and e.transaction_id < (select xmin from horizon) ${FILTERS[kind]}
+  order by e.transaction_id, e.global_position limit $3
+) page on true
+order by page.tx::xid8, page.global_position`;
+}
+
+export const HEAD_POSITION_SQL = `
+select transaction_id::text as tx, global_position from es_events
+order by transaction_id desc, global_position desc limit 1`;
+
+/** $1 stream, $2 after revision, $3 page size: every stored event, hidden ones included. */
+export const READ_CHAIN_SQL = `
+select ${EVENT_COLUMNS} from es_events e
+where e.stream_id = $1 and e.revision > $2 order by e.revision limit $3`;
