@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { connectedRedis, DomainError, type Redis } from '@parley/platform';
+import { TurnSlots } from './turn-slots';
+
+const REDIS_URL = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
+  let redis: Redis | null = null;
+  const slots = (maxPerSubject: number, ttlMs = 60_000) =>
+    new TurnSlots({ redis, prefix: `test-${randomBytes(4).toString('hex')}`, maxPerSubject, ttlMs });
+
+  beforeAll(async () => {
+    if (store === 'redis') redis = await connectedRedis(REDIS_URL);
+  });
+  afterAll(async () => {
+    await redis?.quit();
+  });
+
+  it('refuses a turn over the per-subject cap with RATE_LIMITED, for that subject only', async () => {
+    const s = slots(2);
+    await s.acquire('alice', 'c1');
+    await s.acquire('alice', 'c2');
+
+    const refused = await s.acquire('alice', 'c3').catch((err: unknown) => err);
+
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { maxRunningTurns: 2 } });
+    await expect(s.acquire('bob', 'c4')).resolves.toBeUndefined();
+  });
+
+  it('lets the same conversation acquire again without taking a second slot', async () => {
+    const s = slots(1);
+    await s.acquire('alice', 'c1');
+    await expect(s.acquire('alice', 'c1')).resolves.toBeUndefined();
+    await expect(s.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
+  it('frees a slot on release', async () => {
+    const s = slots(1);
+    await s.acquire('alice', 'c1');
+    await s.release('alice', 'c1');
+    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+  });
+
+  it('frees a slot nobody released once it expires (a crashed worker)', async () => {
+    const s = slots(1, 200);
+    await s.acquire('alice', 'c1');
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+  });
+});
