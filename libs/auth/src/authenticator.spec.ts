@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@parley/config';
-import { createPgPool, DomainError, errorBody } from '@parley/platform';
+import { createPgPool, type DomainError, errorBody } from '@parley/platform';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { connect, headers as natsHeaders, JSONCodec, type NatsConnection } from 'nats';
 import type { Pool } from 'pg';
