@@ -1,20 +1,5 @@
 import { QUIRKS, contentWithReasoning, tokenize, toolCallIndex } from './habits';
-import type { Habit, UsagePlacement } from './simulator.types';
-
-/** One reply, resolved: ids assigned, arguments serialised, counts known. */
-export interface ReplyPlan {
-  id: string;
-  model: string;
-  created: number;
-  text: string;
-  reasoning: string;
-  toolCalls: { id: string; name: string; arguments: string }[];
-  finishReason: string;
-  tokens: { prompt: number; completion: number };
-  includeUsage: boolean;
-  habit: Habit;
-  usage?: UsagePlacement;
-}
+import type { ReplyPlan } from './reply-plan';
 
 type Json = Record<string, unknown>;
 

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { completionBody, streamChunks, type ReplyPlan } from './chunks';
-import { Script, messageText } from './rules';
+import { completionBody, streamChunks } from './chunks';
+import { readBody, sendError, sendJson } from './http-io';
+import { planOf } from './reply-plan';
+import { Script } from './rules';
 import type { Habit, RecordedRequest, SimChatRequest, SimReply, SimRule } from './simulator.types';
 
 export interface SimulatorOptions {
@@ -142,65 +144,4 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         server.closeAllConnections();
       }),
   };
-}
-
-function planOf(body: SimChatRequest, reply: SimReply, n: number, habit: Habit): ReplyPlan {
-  const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({
-    id: call.id ?? `call_${n}_${i}`,
-    name: call.name,
-    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-  }));
-  const text = reply.text ?? '';
-  const reasoning = reply.reasoning ?? '';
-  const promptChars = body.messages.reduce((sum, m) => sum + messageText(m).length, 0);
-  const completionChars = text.length + reasoning.length + toolCalls.reduce((s, c) => s + c.arguments.length, 0);
-  return {
-    id: `chatcmpl-sim-${n}`,
-    model: body.model,
-    created: Math.floor(Date.now() / 1000),
-    text,
-    reasoning,
-    toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    tokens: reply.tokens ?? {
-      prompt: Math.max(1, Math.ceil(promptChars / 4)),
-      completion: Math.ceil(completionChars / 4),
-    },
-    includeUsage: body.stream_options?.include_usage === true,
-    habit: reply.habit ?? habit,
-    usage: reply.usage,
-  };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-const ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  404: 'not_found_error',
-  429: 'rate_limit_exceeded',
-  503: 'overloaded_error',
-};
-
-function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-  code?: string,
-): void {
-  const type = ERROR_TYPES[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
-  sendJson(res, status, { error: { message, type, param: null, code: code ?? type } }, headers);
 }
