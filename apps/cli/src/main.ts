@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { registerKeyCommands } from '@parley/auth';
 
 /**
  * `parley`: the command line. Each library registers its own commands; they run the same
@@ -7,6 +8,7 @@ import { Command } from 'commander';
  */
 async function main(argv: string[]): Promise<void> {
   const program = new Command('parley').description('Parley: LLM conversations as event streams').showHelpAfterError();
+  registerKeyCommands(program);
   await program.parseAsync(argv);
 }
 
