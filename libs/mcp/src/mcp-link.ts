@@ -10,7 +10,7 @@ import { createTransport } from './transports/create-transport';
 /** The initialize handshake; a cold `npx` start of a stdio server can take this long. */
 const CONNECT_TIMEOUT_MS = 20_000;
 const connectPolicy = retry(handleAll, {
-  maxAttempts: 3,
+  maxAttempts: 5,
   backoff: new ExponentialBackoff({ initialDelay: 200, maxDelay: 2_000 }),
 });
 
@@ -93,7 +93,7 @@ export class McpLink {
     for (let attempt = 1; ; attempt++) {
       const session = await this.session(options.signal);
       try {
-        return await request(session, deadline);
+        return await session.use(() => request(session, deadline));
       } catch (err) {
         const kind = classifyCallError(err, options.signal);
         if (kind === 'session_lost' || kind === 'closed_mid_call') this.lost(session);
@@ -171,7 +171,9 @@ export class McpLink {
       this.live = null;
       this.tools = null;
     }
-    void session.close();
+    // Deferred: an event stream reports its drop before arming its own reconnect timer, and
+    // closing it after that timer exists is what clears it.
+    queueMicrotask(() => session.retire());
   }
 
   private failure(kind: McpErrorKind, err: unknown): McpClientError {

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+type Register = (server: McpServer) => void;
+
+/**
+ * A small streamable-HTTP MCP server whose tools a test changes at runtime, and which can forget
+ * its sessions (answering 404 to them, as the specification asks) without restarting.
+ */
+export class TinyMcpServer {
+  private readonly sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+  private readonly registrations: Register[] = [];
+  private readonly forgotten: McpServer[] = [];
+  private http!: Server;
+  url = '';
+
+  constructor() {
+    this.registrations.push((server) =>
+      server.registerTool(
+        'fail',
+        { description: 'Always reports an error', inputSchema: { reason: z.string() } },
+        async ({ reason }) => ({ isError: true, content: [{ type: 'text', text: `failed: ${reason}` }] }),
+      ),
+    );
+  }
+
+  async start(): Promise<this> {
+    this.http = createServer((req, res) => void this.handle(req, res));
+    this.http.listen(0, '127.0.0.1');
+    await once(this.http, 'listening');
+    this.url = `http://127.0.0.1:${(this.http.address() as { port: number }).port}/mcp`;
+    return this;
+  }
+
+  /** Adds a tool to every open session; each session's server announces tools/list_changed. */
+  addTool(name: string, text: string): void {
+    const register: Register = (server) =>
+      server.registerTool(name, { description: `Answers ${text}` }, async () => ({
+        content: [{ type: 'text', text }],
+      }));
+    this.registrations.push(register);
+    for (const { server } of this.sessions.values()) register(server);
+  }
+
+  /** Drops every session id while leaving its event stream open, so only the 404 tells. */
+  forgetSessions(): void {
+    this.forgotten.push(...[...this.sessions.values()].map((s) => s.server));
+    this.sessions.clear();
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  async stop(): Promise<void> {
+    this.forgetSessions();
+    await Promise.all(this.forgotten.map((server) => server.close()));
+    this.http.closeAllConnections();
+    await new Promise((resolve) => this.http.close(resolve));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = this.sessions.get(sessionId);
+      if (!session) {
+        res.writeHead(404).end('session not found');
+        return;
+      }
+      await session.transport.handleRequest(req, res);
+      return;
+    }
+    const server = new McpServer(
+      { name: 'tiny', version: '1.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    for (const register of this.registrations) register(server);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void this.sessions.set(id, { transport, server }),
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+}
