@@ -61,6 +61,11 @@ describe('OpenAiCompatibleAdapter failures', () => {
     expect(await fail()).toMatchObject({ kind: 'stream_interrupted', retryable: true });
   });
 
+  it('reports an error event sent mid-stream as a retryable server error', async () => {
+    sim.script([{ reply: { text: 'This reply fails after a few chunks.', errorAfterChunks: 3 } }]);
+    expect(await fail()).toMatchObject({ kind: 'server_error', retryable: true });
+  });
+
   it('reports a refused connection as retryable', async () => {
     const gone = await startSimulator();
     await gone.close();

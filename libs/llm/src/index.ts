@@ -1,6 +1,6 @@
 export * from './llm.port';
 export { OpenAiCompatibleAdapter } from './openai-compatible.adapter';
-export { LlmError, parseRetryAfter, toLlmError, type LlmErrorKind } from './llm-error';
+export { LlmError, parseRetryAfter, type LlmErrorKind } from './llm-error';
 export { withRetries, retryDelay, RETRY_DEFAULTS, type RetryInfo, type RetryOptions } from './retry-policy';
 export { BreakerRegistry, type BreakerOptions, type BreakerState } from './breaker-registry';
 export {
@@ -12,6 +12,4 @@ export {
   type LlmClientDefaults,
 } from './llm-client';
 export { countTokens, countPromptTokens, encodingFor } from './token-counter';
-export { ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler';
-export { ThinkSplitter } from './think-splitter';
 export { LlmModule } from './llm.module';

@@ -61,7 +61,7 @@ export function tokenize(text: string): string[] {
   return text.match(/\s*\S{1,4}|\s+$/g) ?? [];
 }
 
-/** Splits `<think>`-tagged content the way a tokenizer would, so tags straddle chunks. */
+/** The content a habit streams: with think tags, the reasoning comes first inside a `<think>` block. */
 export function contentWithReasoning(text: string, reasoning: string, quirks: Quirks): string {
   return quirks.reasoning === 'think_tags' && reasoning ? `<think>${reasoning}</think>\n\n${text}` : text;
 }

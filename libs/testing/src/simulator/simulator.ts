@@ -105,6 +105,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     for (const [i, chunk] of chunks.entries()) {
       if (i === reply.cutAfterChunks) return void res.socket?.destroy();
       if (i === reply.stallAfterChunks) return;
+      if (i === reply.errorAfterChunks) {
+        const error = {
+          message: 'The server failed mid-reply.',
+          type: 'server_error',
+          param: null,
+          code: 'server_error',
+        };
+        return void res.end(`data: ${JSON.stringify({ error })}\n\n`);
+      }
       await pause(latencyMs);
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);

@@ -73,6 +73,8 @@ export interface SimReply {
   cutAfterChunks?: number;
   /** Streaming: send this many chunks, then go silent with the socket open. */
   stallAfterChunks?: number;
+  /** Streaming: send this many chunks, then an OpenAI-style `{"error": …}` event, and end. */
+  errorAfterChunks?: number;
   habit?: Habit;
   usage?: UsagePlacement;
   /** Reported token counts; default: about four characters a token. */
