@@ -1,0 +1,52 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { DomainError } from '@parley/platform';
+import { CatalogService, type ApplyResult } from '../apply/catalog.service';
+import type { Row } from '../model/entity-schemas';
+
+/**
+ * Catalog administration over HTTP (design/API.md): CRUD under /api/v1/catalog/<collection>
+ * and a declarative apply. Thin: validation and errors come from CatalogService.
+ */
+@Controller('api/v1/catalog')
+export class CatalogController {
+  constructor(@Inject(CatalogService) private readonly catalog: CatalogService) {}
+
+  /** A YAML or JSON bundle; `?dryRun=true` returns the diff and writes nothing. */
+  @Post('apply')
+  @HttpCode(200)
+  apply(@Body() body: unknown, @Query('dryRun') dryRun?: string): Promise<ApplyResult> {
+    return this.catalog.apply(body, { dryRun: flag(dryRun) });
+  }
+
+  @Get(':collection')
+  list(@Param('collection') collection: string): Promise<Row[]> {
+    return this.catalog.list(collection);
+  }
+
+  @Get(':collection/:key')
+  get(@Param('collection') collection: string, @Param('key') key: string): Promise<Row> {
+    return this.catalog.get(collection, key);
+  }
+
+  @Post(':collection')
+  create(@Param('collection') collection: string, @Body() body: unknown): Promise<Row> {
+    return this.catalog.create(collection, body);
+  }
+
+  @Put(':collection/:key')
+  update(@Param('collection') collection: string, @Param('key') key: string, @Body() body: unknown): Promise<Row> {
+    return this.catalog.update(collection, key, body);
+  }
+
+  @Delete(':collection/:key')
+  @HttpCode(204)
+  remove(@Param('collection') collection: string, @Param('key') key: string): Promise<void> {
+    return this.catalog.remove(collection, key);
+  }
+}
+
+function flag(value: string | undefined): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw DomainError.validation([{ path: 'dryRun', message: 'expected true or false' }]);
+}

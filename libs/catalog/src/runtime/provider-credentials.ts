@@ -1,0 +1,28 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ProviderEndpoint } from '@parley/llm';
+import { DomainError } from '@parley/platform';
+import { CatalogReader } from '../store/catalog-reader';
+
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * The LLM adapter's view of a provider: where to call and with which key. The key is
+ * decrypted here, at call time, and never leaves the process in an event, a log or a reply.
+ */
+@Injectable()
+export class ProviderCredentials {
+  constructor(@Inject(CatalogReader) private readonly reader: CatalogReader) {}
+
+  async endpointFor(providerCode: string): Promise<ProviderEndpoint> {
+    const provider = await this.reader.one('providers', providerCode);
+    if (!provider) throw DomainError.notFound('Provider', providerCode);
+    const { record, secret } = provider;
+    const config = (secret?.providerConfig ?? {}) as { headers?: Record<string, string> };
+    return {
+      code: providerCode,
+      baseUrl: (record.baseUrl as string | null) ?? OPENAI_BASE_URL,
+      apiKey: (secret?.apiKey as string | undefined) ?? null,
+      ...(config.headers ? { headers: config.headers } : {}),
+    };
+  }
+}

@@ -1,0 +1,20 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError } from '@parley/platform';
+import type { ToolConfig } from '@parley/tools';
+import type { Row } from '../model/entity-schemas';
+import { setExisting } from '../secrets/object-paths';
+import { CatalogReader } from '../store/catalog-reader';
+
+/** Tool executors' view of a catalog tool: its execution config with secrets, at call time. */
+@Injectable()
+export class CatalogToolConfigSource {
+  constructor(@Inject(CatalogReader) private readonly reader: CatalogReader) {}
+
+  async configFor(toolCode: string): Promise<ToolConfig> {
+    const tool = await this.reader.one('tools', toolCode);
+    if (!tool) throw DomainError.notFound('Tool', toolCode);
+    const config = structuredClone(tool.record.config) as Row;
+    for (const [path, value] of Object.entries(tool.secret ?? {})) setExisting(config, path, value);
+    return config as ToolConfig;
+  }
+}

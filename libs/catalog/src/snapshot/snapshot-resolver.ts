@@ -1,0 +1,180 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import type { ConversationSnapshot, DisclosableSkill, MemoryStrategy, TurnLimits } from '@parley/conversation';
+import { DomainError } from '@parley/platform';
+import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
+import type { Row } from '../model/entity-schemas';
+import { CatalogReader } from '../store/catalog-reader';
+import { ASK_USER_QUESTION_TOOL, skillToolDefinition, toolDefinition, uniqueTools } from './tool-definitions';
+
+type SkillLink = { skill: string; disclosure: 'always' | 'on_request' };
+type SchemaLink = { domainSchema: string; llmInputOutput: 'I' | 'O' | 'M'; llmCardinality: 'I' | 'L' };
+
+/**
+ * Turns (agent, action) into the frozen configuration ConversationStarted carries: prompt,
+ * options, tools, memory, limits, retry, model and provider codes. Never a secret: the LLM
+ * adapter and tool executors look credentials up at call time.
+ */
+@Injectable()
+export class SnapshotResolver {
+  constructor(
+    @Inject(CatalogReader) private readonly reader: CatalogReader,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot> {
+    const [agent, action] = await Promise.all([
+      this.reader.record('agents', agentCode),
+      this.reader.record('actions', actionCode),
+    ]);
+    if (!agent) throw DomainError.notFound('Agent', agentCode);
+    if (!action) throw DomainError.notFound('Action', actionCode);
+    const model = await this.reader.record('models', action.llmModel as string);
+    const provider = model ? await this.reader.record('providers', model.llmProvider as string) : null;
+    checkRunnable(action, model, provider);
+
+    const r = this.reader;
+    const [application, persona, actionType, configuration, memory] = await Promise.all([
+      r.record('applications', agent.llmApplication as string),
+      r.record('personas', action.llmPersona as string | null),
+      r.record('actionTypes', action.llmActionType as string | null),
+      r.record('configurations', action.llmConfiguration as string | null),
+      r.record('memoryStrategies', action.llmMemoryStrategy as string | null),
+    ]);
+    const skillLinks = action.skills as SkillLink[];
+    const skills = records(
+      await r.many(
+        'skills',
+        skillLinks.map((s) => s.skill),
+      ),
+    );
+    const toolCodes = unique([...(action.tools as string[]), ...skills.flatMap((s) => s.tools as string[])]);
+    const tools = new Map(records(await r.many('tools', toolCodes)).map((t) => [t.code as string, t]));
+    const schemaLinks = action.schemas as SchemaLink[];
+    const schemaCodes = unique([
+      ...schemaLinks.map((s) => s.domainSchema),
+      ...[...tools.values()].map((t) => t.llmSchemaInput as string | null).filter((c): c is string => !!c),
+    ]);
+    const documents = new Map(records(await r.many('domainSchemas', schemaCodes)).map((s) => [s.code as string, s]));
+    const mcpClients = records(await r.many('mcpClients', action.mcpClients as string[]));
+
+    const definitionOf = (code: string) => {
+      const tool = tools.get(code)!;
+      const input = tool.llmSchemaInput ? documents.get(tool.llmSchemaInput as string) : undefined;
+      return toolDefinition(tool, (input?.jsonSchema as Record<string, unknown>) ?? null);
+    };
+    const disclosure = new Map(skillLinks.map((s) => [s.skill, s.disclosure]));
+    const promptSkills: PromptSkill[] = skills.map((s) => ({
+      code: s.code as string,
+      prompt: s.llmSkillPrompt as string | null,
+      description: s.description as string | null,
+      disclosure: disclosure.get(s.code as string) ?? 'always',
+    }));
+    const disclosable: DisclosableSkill[] = promptSkills
+      .filter((s) => s.disclosure === 'on_request')
+      .map((s) => ({
+        code: s.code,
+        description: s.description ?? s.code,
+        ...(s.prompt ? { prompt: s.prompt } : {}),
+        tools: (skills.find((k) => k.code === s.code)!.tools as string[]).map(definitionOf),
+      }));
+    const alwaysSkillTools = skills
+      .filter((s) => disclosure.get(s.code as string) !== 'on_request')
+      .flatMap((s) => s.tools as string[]);
+    const schemas: PromptSchema[] = schemaLinks.map((link) => ({
+      code: link.domainSchema,
+      description: documents.get(link.domainSchema)!.description as string | null,
+      direction: link.llmInputOutput,
+      cardinality: link.llmCardinality,
+      jsonSchema: documents.get(link.domainSchema)!.jsonSchema as Record<string, unknown>,
+    }));
+
+    const snapshot: ConversationSnapshot = {
+      applicationCode: agent.llmApplication as string,
+      agentCode,
+      actionCode,
+      model: {
+        code: model!.code as string,
+        name: model!.llmModelName as string,
+        providerCode: provider!.code as string,
+        capabilities: model!.capabilities as string[],
+        inputTokenPrice: (model!.llmInputTokenPrice as number | null) ?? 0,
+        outputTokenPrice: (model!.llmOutputTokenPrice as number | null) ?? 0,
+      },
+      options: buildChatOptions({
+        configuration,
+        outputSchema: schemas.find((s) => s.direction === 'O') ?? null,
+        capabilities: model!.capabilities as string[],
+        enableJsonMode: this.config.llm.enableJsonMode,
+      }),
+      systemPrompt: assemblePrompt({
+        applicationPrompt: application?.llmSystemPrompt as string | null,
+        agentPrompt: agent.llmAgentPrompt as string | null,
+        personaPrompt: persona?.llmPersonaPrompt as string | null,
+        skills: promptSkills,
+        mcpClients: mcpClients.map((c) => ({ name: c.name as string, description: c.description as string | null })),
+        schemas,
+        constraintPrompt: actionType?.llmConstraintPrompt as string | null,
+        actionPrompt: action.llmActionPrompt as string | null,
+      }),
+      tools: uniqueTools([
+        ...unique([...(action.tools as string[]), ...alwaysSkillTools]).map(definitionOf),
+        ...disclosable.map(skillToolDefinition),
+        ...(action.askUserQuestion ? [ASK_USER_QUESTION_TOOL] : []),
+      ]),
+      disclosableSkills: disclosable,
+      mcpClients: mcpClients.map((c) => c.name as string),
+      memory: memoryOf(memory),
+      limits: this.limitsOf(configuration),
+      retry: {
+        count: (configuration?.llmRetryCount as number | null) ?? this.config.llm.retryCount,
+        delayMs: (configuration?.llmRetryDelay as number | null) ?? this.config.llm.retryDelayMs,
+      },
+    };
+    return deepFreeze(snapshot);
+  }
+
+  /** Each limit from the action's configuration where it sets one, else the service default. */
+  private limitsOf(c: Row | null): TurnLimits {
+    const turn = this.config.turn;
+    const pick = <T>(name: string, fallback: T) => ((c?.[name] as T | null | undefined) ?? fallback) as T;
+    return {
+      maxToolRounds: pick('maxToolRounds', turn.maxToolSteps),
+      maxPromptTokens: pick('maxPromptTokens', turn.maxPromptTokens),
+      maxCompletionTokens: pick('maxCompletionTokens', turn.maxCompletionTokens),
+      maxTotalTokens: pick('maxTotalTokens', turn.maxTotalTokens),
+      turnTimeoutMs: pick('turnTimeoutMs', turn.timeoutMs),
+      maxToolOutputBytes: pick('maxToolOutputBytes', turn.maxToolOutputBytes),
+      questionTimeoutMs: pick('questionTimeoutMs', turn.questionTimeoutMs),
+    };
+  }
+}
+
+/** An action runs only on an active inference model of an active provider. */
+function checkRunnable(action: Row, model: Row | null, provider: Row | null): void {
+  const problem = (message: string) =>
+    DomainError.validation([{ path: 'llmModel', message }], `Action '${String(action.code)}' cannot run: ${message}.`);
+  if (!model) throw problem(`model '${String(action.llmModel)}' is missing`);
+  if (model.status !== 'active') throw problem(`model '${String(model.code)}' is inactive`);
+  if (model.modelType !== 'inference') throw problem(`model '${String(model.code)}' is not an inference model`);
+  if (!provider) throw problem(`provider '${String(model.llmProvider)}' is missing`);
+  if (provider.status !== 'active') throw problem(`provider '${String(provider.code)}' is inactive`);
+}
+
+/** Seed 000: FULL keeps everything; another strategy keeps a window; none keeps only the turn. */
+function memoryOf(strategy: Row | null): MemoryStrategy {
+  if (!strategy || strategy.llmMemoryStrategyType === 'NONE') return { kind: 'NONE' };
+  if (strategy.llmMemoryStrategyType === 'FULL') return { kind: 'FULL' };
+  return { kind: 'WINDOW', windowSize: strategy.llmMemoryWindowSize as number };
+}
+
+const unique = (values: string[]): string[] => [...new Set(values)];
+const records = (entities: { record: Row }[]): Row[] => entities.map((e) => e.record);
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,112 @@
+import type { DisclosableSkill, ToolDefinition } from '@parley/conversation';
+import type { ToolConfig, ToolParameter } from '@parley/tools';
+import type { Row } from '../model/entity-schemas';
+
+/**
+ * How catalog tools look to the model. Names are function-name safe and unique; parameters
+ * are the tool's input DomainSchema, else derived from seed 002's `schema` parameters
+ * (ignored ones left out: the executor fills their static values).
+ */
+const EMPTY_OBJECT = { type: 'object', properties: {} };
+
+export const functionName = (text: string): string => text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
+
+export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> | null): ToolDefinition {
+  const config = tool.config as ToolConfig;
+  return {
+    name: functionName(String(tool.code)),
+    description: String(tool.description ?? tool.code),
+    parameters: inputSchema ?? parametersOf(config),
+    kind: config.kind,
+    ref: config.kind === 'mcp' ? `${config.mcpClient}/${config.toolName}` : String(tool.code),
+    approval: tool.approval === 'always' ? 'always' : 'never',
+    idempotent: tool.idempotent === true,
+    returnDirect: tool.returnDirect === true,
+    skipResponse: tool.skipResponse === true,
+  };
+}
+
+function parametersOf(config: ToolConfig): Record<string, unknown> {
+  if (config.kind !== 'http' && config.kind !== 'emitter') return EMPTY_OBJECT;
+  const inferred = config.schema.filter((p) => !p.ignore);
+  return {
+    type: 'object',
+    properties: Object.fromEntries(inferred.map((p) => [p.parameter, parameterSchema(p)])),
+    required: inferred.filter((p) => p.value === undefined).map((p) => p.parameter),
+    additionalProperties: false,
+  };
+}
+
+function parameterSchema(p: ToolParameter): Record<string, unknown> {
+  return {
+    type: p.type,
+    ...(p.description ? { description: p.description } : {}),
+    ...(p.value !== undefined ? { default: p.value } : {}),
+  };
+}
+
+/** The function a model calls to load a skill disclosed on request (seed 003). */
+export function skillToolDefinition(skill: DisclosableSkill): ToolDefinition {
+  return {
+    name: functionName(`use_skill_${skill.code}`),
+    description: `Load the skill '${skill.code}' (${skill.description}): its instructions and the tools it needs.`,
+    parameters: EMPTY_OBJECT,
+    kind: 'skill',
+    ref: skill.code,
+    approval: 'never',
+    idempotent: true,
+    returnDirect: false,
+    skipResponse: false,
+  };
+}
+
+/** Seed 000's AskUserQuestion: the model pauses the conversation to ask a person. */
+export const ASK_USER_QUESTION_TOOL: ToolDefinition = {
+  name: 'AskUserQuestion',
+  description:
+    'Ask the user one or more questions and wait for the answers. Use it when you need information only the user has.',
+  parameters: {
+    type: 'object',
+    required: ['questions'],
+    additionalProperties: false,
+    properties: {
+      questions: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['key', 'question'],
+          additionalProperties: false,
+          properties: {
+            key: { type: 'string', description: 'Short identifier the answer is returned under' },
+            question: { type: 'string' },
+            required: { type: 'boolean', description: 'Whether an answer is mandatory (default true)' },
+            options: { type: 'array', items: { type: 'string' }, description: 'Choices, if the answer is one of them' },
+          },
+        },
+      },
+    },
+  },
+  kind: 'ask_user_question',
+  ref: 'AskUserQuestion',
+  approval: 'never',
+  idempotent: false,
+  returnDirect: false,
+  skipResponse: false,
+};
+
+/** Drops repeated tools (a tool both on the action and in a skill) and keeps names unique. */
+export function uniqueTools(tools: ToolDefinition[]): ToolDefinition[] {
+  const seenRefs = new Set<string>();
+  const names = new Set<string>();
+  const result: ToolDefinition[] = [];
+  for (const tool of tools) {
+    if (seenRefs.has(`${tool.kind}:${tool.ref}`)) continue;
+    seenRefs.add(`${tool.kind}:${tool.ref}`);
+    let name = tool.name;
+    for (let n = 2; names.has(name); n++) name = `${tool.name.slice(0, 60)}_${n}`;
+    names.add(name);
+    result.push({ ...tool, name });
+  }
+  return result;
+}
