@@ -20,3 +20,5 @@ export {
 } from './subscription/subscription-runner';
 export { readCheckpoint, resetSubscription } from './subscription/checkpoints';
 export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
+export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrent/kurrent-event-store';
+export { EventStoreModule } from './event-store.module';

@@ -107,7 +107,12 @@ export class PostgresEventStore implements EventStore, GlobalFeed {
 
   async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number | null): Promise<FeedPage> {
     const from = after === null ? ({ kind: 'pg', tx: 0n, pos: 0n } as const) : parsePosition(after);
-    if (from.kind === 'esdb') throw new DomainError('VALIDATION_FAILED', `'${after}' is not a PostgreSQL position.`);
+    if (from.kind === 'esdb') {
+      throw DomainError.validation(
+        [{ path: 'position', message: 'expected pg:<xid8>:<position>' }],
+        `'${after}' is not a PostgreSQL position.`,
+      );
+    }
     const categories = filter?.categories?.length ? filter.categories : null;
     const types = filter?.eventTypes?.length ? filter.eventTypes : null;
     const kind: FilterKind = categories && types ? 'both' : categories ? 'categories' : types ? 'types' : 'none';

@@ -1,0 +1,44 @@
+import { Global, Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import { PG_POOL } from '@parley/platform';
+import type { Pool } from 'pg';
+import { EVENT_STORE, type EventStore } from './event-store.port';
+import { KurrentEventStore } from './kurrent/kurrent-event-store';
+import { PostgresEventStore } from './postgres/postgres-event-store';
+
+class EventStoreLifecycle implements BeforeApplicationShutdown {
+  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+
+  // Before the pool closes (DatabaseModule ends it on application shutdown).
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+/**
+ * Provides EVENT_STORE: PostgreSQL over DatabaseModule's PG_POOL, or KurrentDB when
+ * EVENTSTORE_URL is set. Subscription runners still need PG_POOL for their checkpoints.
+ */
+@Global()
+@Module({})
+export class EventStoreModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: EventStoreModule,
+      providers: [
+        {
+          provide: EVENT_STORE,
+          inject: [CONFIG, PG_POOL],
+          useFactory: (config: Config, pool: Pool): EventStore => {
+            const { kurrentUrl, maxEventBytes, pollMs } = config.eventStore;
+            return kurrentUrl
+              ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs })
+              : new PostgresEventStore(pool, { maxEventBytes, pollMs });
+          },
+        },
+        EventStoreLifecycle,
+      ],
+      exports: [EVENT_STORE],
+    };
+  }
+}
