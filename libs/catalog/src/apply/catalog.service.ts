@@ -89,6 +89,10 @@ export class CatalogService {
     return this.transaction(async (manager) => {
       const view = await this.store.loadView(manager);
       const { items, problems } = parseItems(bundle);
+      for (const { d, key } of items.filter((i) => i.d.secrets)) {
+        const stored = view.get(d.kind)!.get(key);
+        if (stored) view.get(d.kind)!.set(key, this.store.open(d, key, stored));
+      }
       if (mode.expect) checkExistence(items, view, mode.expect);
       problems.push(...new BundleRules(view, items).check());
       const plan = planChanges(items, view, this.cipher);

@@ -2,14 +2,16 @@ import type { EntityManager } from 'typeorm';
 import { CATALOG_DESCRIPTORS } from '../model/catalog-descriptors';
 import type { EntityDescriptor } from '../model/descriptor';
 import { entityFor, type Row } from '../model/entity-schemas';
-import type { SecretCipher } from '../secrets/secret-cipher';
-import type { Secret } from '../secrets/secret-specs';
+import type { Sealed, SecretCipher } from '../secrets/secret-cipher';
+import { SECRET_SPECS, type Secret } from '../secrets/secret-specs';
 import { linkItems, shapeRecord } from './catalog-records';
 
 /** A catalog entity as stored: its API shape and, decrypted in memory only, its secret. */
 export interface StoredEntity {
   record: Row;
+  /** null also when the entity was loaded sealed (see `open`). */
   secret: Secret | null;
+  sealed: Sealed | null;
 }
 
 /** Everything in the catalog, by bundle list name and key. The catalog is small: it fits. */
@@ -21,13 +23,26 @@ export const secretBinding = (d: EntityDescriptor, key: string): string => `${d.
 export class CatalogStore {
   constructor(private readonly cipher: SecretCipher) {}
 
+  /** The whole catalog with secrets left sealed: a write decrypts only what it touches. */
   async loadView(manager: EntityManager): Promise<CatalogView> {
     const view: CatalogView = new Map();
-    for (const d of CATALOG_DESCRIPTORS) view.set(d.kind, await this.loadMany(manager, d));
+    for (const d of CATALOG_DESCRIPTORS) view.set(d.kind, await this.loadMany(manager, d, undefined, false));
     return view;
   }
 
-  async loadMany(manager: EntityManager, d: EntityDescriptor, keys?: string[]): Promise<Map<string, StoredEntity>> {
+  /** Decrypts a sealed entity's secret and fills in its flags. */
+  open(d: EntityDescriptor, key: string, entity: StoredEntity): StoredEntity {
+    if (!d.secrets || !entity.sealed || entity.secret) return entity;
+    const secret = JSON.parse(this.cipher.decrypt(entity.sealed, secretBinding(d, key))) as Secret;
+    return { ...entity, secret, record: { ...entity.record, ...SECRET_SPECS[d.secrets].flags(secret) } };
+  }
+
+  async loadMany(
+    manager: EntityManager,
+    d: EntityDescriptor,
+    keys?: string[],
+    decrypt = true,
+  ): Promise<Map<string, StoredEntity>> {
     const where = keys ? keys.map((k) => ({ [d.key.field]: k })) : undefined;
     if (keys && keys.length === 0) return new Map();
     const rows = await manager.find(entityFor(d.table), { where, order: { [d.key.field]: 'ASC' } });
@@ -45,9 +60,13 @@ export class CatalogStore {
     const result = new Map<string, StoredEntity>();
     for (const row of rows) {
       const key = String(row[d.key.field]);
-      const secret = this.openSecret(d, key, row);
+      const sealed: Sealed | null =
+        d.secrets && typeof row.secretCiphertext === 'string'
+          ? { keyId: String(row.secretKeyId), ciphertext: row.secretCiphertext }
+          : null;
       const ownLinks = Object.fromEntries(d.links.map((l) => [l.field, links[l.field].get(key) ?? []]));
-      result.set(key, { record: shapeRecord(d, row, ownLinks, secret), secret });
+      const entity = { record: shapeRecord(d, row, ownLinks, null), secret: null, sealed };
+      result.set(key, decrypt ? this.open(d, key, entity) : entity);
     }
     return result;
   }
@@ -84,14 +103,5 @@ export class CatalogStore {
       const rows = linkItems(link, record).map((item, position) => ({ ...item, [link.parent]: key, position }));
       if (rows.length > 0) await manager.insert(linkEntity, rows);
     }
-  }
-
-  private openSecret(d: EntityDescriptor, key: string, row: Row): Secret | null {
-    if (!d.secrets || typeof row.secretCiphertext !== 'string') return null;
-    const plaintext = this.cipher.decrypt(
-      { keyId: String(row.secretKeyId), ciphertext: row.secretCiphertext },
-      secretBinding(d, key),
-    );
-    return JSON.parse(plaintext) as Secret;
   }
 }

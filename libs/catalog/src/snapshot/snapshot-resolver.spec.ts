@@ -1,0 +1,123 @@
+import { loadConfig } from '@parley/config';
+import { type DomainError } from '@parley/platform';
+import { CatalogService } from '../apply/catalog.service';
+import { exampleBundle, openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';
+import { ProviderCredentials } from '../runtime/provider-credentials';
+import { CatalogReader } from '../store/catalog-reader';
+import { SnapshotResolver } from './snapshot-resolver';
+
+const API_KEY = 'sk-live-DO-NOT-LEAK-4242';
+
+describe('SnapshotResolver', () => {
+  let t: CatalogTestDb;
+  let resolver: SnapshotResolver;
+  let reader: CatalogReader;
+  const config = loadConfig({ PARLEY_ENCRYPTION_KEY: 'a'.repeat(64), TURN_TIMEOUT_MS: '90000' });
+
+  beforeAll(async () => {
+    t = await openCatalogDb('catalog_snapshot');
+    const bundle = exampleBundle();
+    (bundle.providers[0] as Record<string, unknown>).apiKey = API_KEY;
+    await new CatalogService(t.dataSource, testCipher()).apply(bundle, { dryRun: false });
+    reader = new CatalogReader(t.dataSource, testCipher());
+    resolver = new SnapshotResolver(reader, config);
+  });
+  afterAll(() => t.close());
+
+  it('assembles the prompt of agent and action in the seed order', async () => {
+    const snapshot = await resolver.resolve('HELPDESK', 'ANSWER');
+    expect(snapshot.systemPrompt).toBe(
+      [
+        "You are ACME's support assistant.",
+        'You answer customer questions.',
+        'Your skill: look up orders before answering questions about them.',
+        "Skill available on request 'REFUNDS': Refund rules and how to start a refund.",
+        "Available tool 'everything': Demo tools (echo, add, long-running operations)",
+        'Answer briefly. Ask the customer when the order number is missing.',
+      ].join('\n\n'),
+    );
+    expect(snapshot).toMatchObject({
+      applicationCode: 'SUPPORT',
+      agentCode: 'HELPDESK',
+      actionCode: 'ANSWER',
+      model: { code: 'SIM-CHAT', name: 'sim-chat', providerCode: 'SIM', capabilities: ['FC', 'SR', 'JM'] },
+      options: { maxTokens: 512, temperature: 0.2 },
+      memory: { kind: 'FULL' },
+      retry: { count: 3, delayMs: 500 },
+      mcpClients: ['everything'],
+      limits: { maxToolRounds: 10, turnTimeoutMs: 90_000, maxPromptTokens: null },
+    });
+  });
+
+  it('defines the tools the model may call, and keeps on-request skills aside', async () => {
+    const snapshot = await resolver.resolve('HELPDESK', 'ANSWER');
+    expect(snapshot.tools.map((tool) => [tool.name, tool.kind, tool.ref])).toEqual([
+      ['ORDER_STATUS', 'in_process', 'ORDER_STATUS'],
+      ['use_skill_REFUNDS', 'skill', 'REFUNDS'],
+      ['AskUserQuestion', 'ask_user_question', 'AskUserQuestion'],
+    ]);
+    expect(snapshot.tools[0]).toMatchObject({
+      idempotent: true,
+      approval: 'never',
+      parameters: { type: 'object', required: ['orderId'] },
+    });
+    expect(snapshot.disclosableSkills).toEqual([
+      {
+        code: 'REFUNDS',
+        description: 'Refund rules and how to start a refund',
+        prompt: 'Explain the refund policy and collect what a refund needs.',
+        tools: [],
+      },
+    ]);
+  });
+
+  it('selects structured output and the configuration limits for an action with an output schema', async () => {
+    const snapshot = await resolver.resolve('TRIAGE', 'TICKET');
+    expect(snapshot.options).toMatchObject({
+      maxTokens: 1024,
+      temperature: 0,
+      responseFormat: { type: 'json_schema', name: 'TICKET', strict: false },
+    });
+    expect(snapshot.systemPrompt).toContain('Output data structure:\nTICKET (a single item)');
+    expect(
+      snapshot.systemPrompt.endsWith(
+        'Never invent data that is not in the input.\n\nFill in the ticket from the conversation.',
+      ),
+    ).toBe(true);
+    expect(snapshot.limits.maxToolRounds).toBe(4);
+    expect(snapshot.memory).toEqual({ kind: 'NONE' });
+    expect(snapshot.tools).toEqual([]);
+  });
+
+  it('never contains a key, while the credentials source hands it to the LLM adapter', async () => {
+    const snapshot = await resolver.resolve('HELPDESK', 'ANSWER');
+    expect(JSON.stringify(snapshot)).not.toContain(API_KEY);
+    expect(JSON.stringify(snapshot)).not.toContain('sk-');
+    const endpoint = await new ProviderCredentials(reader).endpointFor('SIM');
+    expect(endpoint).toEqual({ code: 'SIM', baseUrl: 'http://127.0.0.1:4010/v1', apiKey: API_KEY });
+  });
+
+  it('is the same for the same catalog, and immutable', async () => {
+    const [a, b] = [await resolver.resolve('HELPDESK', 'ANSWER'), await resolver.resolve('HELPDESK', 'ANSWER')];
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(Object.isFrozen(a.tools[0].parameters)).toBe(true);
+  });
+
+  it('names a missing agent or action', async () => {
+    const agent = (await resolver.resolve('NOBODY', 'ANSWER').catch((e: unknown) => e)) as DomainError;
+    expect([agent.code, agent.message]).toEqual(['NOT_FOUND', "Agent 'NOBODY' was not found."]);
+    const action = (await resolver.resolve('HELPDESK', 'NOTHING').catch((e: unknown) => e)) as DomainError;
+    expect([action.code, action.details]).toEqual(['NOT_FOUND', { action: 'NOTHING' }]);
+  });
+
+  it('refuses an action whose model is inactive', async () => {
+    await t.dataSource.query(`update cat_models set status = 'inactive' where code = 'SIM-CHAT'`);
+    try {
+      const error = (await resolver.resolve('HELPDESK', 'CHAT').catch((e: unknown) => e)) as DomainError;
+      expect(error.code).toBe('VALIDATION_FAILED');
+      expect(error.message).toContain("model 'SIM-CHAT' is inactive");
+    } finally {
+      await t.dataSource.query(`update cat_models set status = 'active' where code = 'SIM-CHAT'`);
+    }
+  });
+});
