@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerKeyCommands } from '@parley/auth';
+import { registerCatalogCommands } from '@parley/catalog';
 
 /**
  * `parley`: the command line. Each library registers its own commands; they run the same
@@ -9,6 +10,7 @@ import { registerKeyCommands } from '@parley/auth';
 async function main(argv: string[]): Promise<void> {
   const program = new Command('parley').description('Parley: LLM conversations as event streams').showHelpAfterError();
   registerKeyCommands(program);
+  registerCatalogCommands(program);
   await program.parseAsync(argv);
 }
 

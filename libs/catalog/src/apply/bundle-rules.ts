@@ -17,10 +17,13 @@ export class BundleRules {
   constructor(
     private readonly view: CatalogView,
     private readonly items: BundleItem[],
+    private readonly invalid: BundleItem[] = [],
   ) {
-    for (const item of items) {
+    for (const item of [...items, ...invalid]) {
+      const key = item.values[item.d.key.field];
+      if (typeof key !== 'string') continue;
       const byKey = this.inBundle.get(item.d.kind) ?? new Map<string, Row>();
-      byKey.set(item.key, item.values);
+      byKey.set(key, item.values);
       this.inBundle.set(item.d.kind, byKey);
     }
   }
@@ -31,6 +34,7 @@ export class BundleRules {
       problems.push(...this.references(item));
       problems.push(...this.rules(item));
     }
+    for (const item of this.invalid) problems.push(...this.references(item));
     return problems;
   }
 
@@ -39,7 +43,7 @@ export class BundleRules {
   }
 
   private unknown(path: string, target: string, key: unknown): FieldProblem | null {
-    if (key === null || key === undefined || this.find(target, String(key))) return null;
+    if (typeof key !== 'string' || this.find(target, key)) return null;
     return { path, message: `unknown ${descriptorOf(target)!.label} '${String(key)}'` };
   }
 
@@ -50,8 +54,10 @@ export class BundleRules {
     }
     for (const link of d.links) {
       const seen = new Set<string>();
-      (values[link.field] as Row[]).forEach((item, index) => {
+      const given: unknown[] = Array.isArray(values[link.field]) ? (values[link.field] as unknown[]) : [];
+      given.forEach((entry, index) => {
         const at = `${path}.${link.field}[${index}]`;
+        const item = (typeof entry === 'string' ? { [memberOf(link)]: entry } : (entry ?? {})) as Row;
         const member = String(item[memberOf(link)]);
         if (seen.has(member)) problems.push({ path: at, message: `'${member}' is listed twice` });
         seen.add(member);

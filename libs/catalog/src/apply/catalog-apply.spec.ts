@@ -63,7 +63,7 @@ describe('catalog apply', () => {
         { code: 'BROKEN', jsonSchema: { type: 'strin' } },
         { code: 'OTHER', jsonSchema: { type: 'object' } },
       ],
-      personas: [{ code: 'WAY_TOO_LONG_CODE', llmPersonaPrompt: 'x' }],
+      personas: [{ code: 'WAY_TOO_LONG_CODE', llmPersonaPrompt: 'x', llmPersonaType: 'NOPE' }],
       applications: [{ code: 'NEWAPP', description: 'New', colour: 'blue' }],
       actions: [
         { code: 'NEW1', llmModel: 'SIM-CHAT' },
@@ -84,6 +84,7 @@ describe('catalog apply', () => {
       expect.arrayContaining([
         expect.stringMatching(/^domainSchemas\[0\]\.jsonSchema\.type: not a valid JSON Schema/),
         'personas[0].code: key too long: at most 8 characters',
+        "personas[0].llmPersonaType: unknown persona type 'NOPE'",
         'applications[0].colour: unknown field',
         "actions[2].llmModel: unknown model 'X'",
         "actions[2].schemas[0].domainForm: 'TICKET_FORM' belongs to schema 'TICKET', not 'OTHER'",

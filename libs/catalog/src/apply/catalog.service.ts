@@ -88,13 +88,13 @@ export class CatalogService {
   private run(bundle: unknown, mode: Mode): Promise<PlannedChange[]> {
     return this.transaction(async (manager) => {
       const view = await this.store.loadView(manager);
-      const { items, problems } = parseItems(bundle);
+      const { items, invalid, problems } = parseItems(bundle);
       for (const { d, key } of items.filter((i) => i.d.secrets)) {
         const stored = view.get(d.kind)!.get(key);
         if (stored) view.get(d.kind)!.set(key, this.store.open(d, key, stored));
       }
       if (mode.expect) checkExistence(items, view, mode.expect);
-      problems.push(...new BundleRules(view, items).check());
+      problems.push(...new BundleRules(view, items, invalid).check());
       const plan = planChanges(items, view, this.cipher);
       problems.push(...plan.problems);
       if (problems.length > 0) {

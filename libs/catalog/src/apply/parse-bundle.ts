@@ -29,11 +29,23 @@ export function bundleFromBody(body: unknown): unknown {
 const LISTS = CATALOG_DESCRIPTORS.map((d) => d.kind).join(', ');
 
 /** Checks the bundle's shape and every item's fields; collects every problem, stops at none. */
-export function parseItems(raw: unknown): { items: BundleItem[]; problems: FieldProblem[] } {
+export interface ParsedBundle {
+  items: BundleItem[];
+  /** Items with field problems, as given: their references are still checked, so every problem is named. */
+  invalid: BundleItem[];
+  problems: FieldProblem[];
+}
+
+export function parseItems(raw: unknown): ParsedBundle {
   const items: BundleItem[] = [];
+  const invalid: BundleItem[] = [];
   const problems: FieldProblem[] = [];
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { items, problems: [{ path: '(bundle)', message: `expected an object with lists named ${LISTS}` }] };
+    return {
+      items,
+      invalid,
+      problems: [{ path: '(bundle)', message: `expected an object with lists named ${LISTS}` }],
+    };
   }
   for (const [name, list] of Object.entries(raw as Row)) {
     const d = descriptorOf(name);
@@ -50,7 +62,11 @@ export function parseItems(raw: unknown): { items: BundleItem[]; problems: Field
     list.forEach((value: unknown, index) => {
       const path = `${name}[${index}]`;
       const result = itemSchema(d).safeParse(value);
-      if (!result.success) return void problems.push(...issueProblems(path, result.error));
+      if (!result.success) {
+        problems.push(...issueProblems(path, result.error));
+        if (typeof value === 'object' && value !== null) invalid.push({ d, path, key: '', values: value as Row });
+        return;
+      }
       const values = result.data as Row;
       const key = String(values[d.key.field]);
       const first = seen.get(key);
@@ -60,5 +76,5 @@ export function parseItems(raw: unknown): { items: BundleItem[]; problems: Field
       items.push({ d, path, key, values });
     });
   }
-  return { items, problems };
+  return { items, invalid, problems };
 }

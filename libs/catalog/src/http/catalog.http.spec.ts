@@ -97,7 +97,7 @@ describe('catalog over HTTP', () => {
     });
     expect(bad.statusCode).toBe(400);
     const problems = bad.json().error.details.problems as { path: string; message: string }[];
-    expect(problems.map((p) => p.path).sort()).toEqual(['code', 'extra']);
+    expect(problems.map((p) => p.path).sort()).toEqual(['code', 'extra', 'llmModel', 'llmPersona']);
     const dangling = await call('POST', '/api/v1/catalog/actions', {
       code: 'NEWACT',
       llmModel: 'NOPE',
