@@ -1,0 +1,49 @@
+/** Why a tool call produced no result; the model reads the message and may try again. */
+export type ToolErrorCode = 'INVALID_ARGUMENTS' | 'NOT_ALLOWED' | 'TIMEOUT' | 'TOOL_ERROR' | 'UNAVAILABLE' | 'ABORTED';
+
+/**
+ * What one tool execution produced. Failures are data for the model, never exceptions: the turn
+ * loop records them (ToolCallFailed) and counts consecutive ones.
+ */
+export type ToolOutcome =
+  | {
+      ok: true;
+      output: string;
+      /** The output was cut at maxOutputBytes (and says so at its end). */
+      truncated: boolean;
+      durationMs: number;
+      returnDirect: boolean;
+      skipResponse: boolean;
+    }
+  | { ok: false; error: { code: ToolErrorCode; message: string }; durationMs: number };
+
+export interface ToolCallContext {
+  conversationId: string;
+  /** The application code: appId of seed 002's tool-matching event. */
+  appId?: string;
+  /** The tool repository the tool came from (seed 002), when it came from one. */
+  repositoryId?: string;
+  toolCallId: string;
+  /** Aborts the call (a killed conversation); the outcome is then ABORTED. */
+  signal?: AbortSignal;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+/** A tool failure inside an executor; ToolExecutor turns it into a failed ToolOutcome. */
+export class ToolFailure extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
+/** Optional hook for `llm_tool_call_count` and tool latency (seed 004); the metrics module provides it. */
+export interface ToolMetrics {
+  toolCall(kind: string, result: 'ok' | ToolErrorCode, durationMs: number): void;
+}
+
+export const TOOL_METRICS = Symbol('parley.tool-metrics');

@@ -1,0 +1,36 @@
+import { Module, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { McpModule } from '@parley/mcp';
+import { OrderStatusTool } from './builtin/order-status.tool';
+import { EmitterToolExecutor } from './emitter/emitter-tool.executor';
+import { EVENT_PUBLISHER, NatsEventPublisher } from './emitter/event-publisher';
+import { HttpToolExecutor } from './http/http-tool.executor';
+import { McpToolExecutor } from './mcp/mcp-tool.executor';
+import { InProcessToolExecutor } from './registry/in-process-tool.executor';
+import { ToolRegistry } from './registry/tool-registry';
+import { ToolExecutor } from './tool-executor';
+import { ArgumentValidator } from './validation/argument-validator';
+
+const providers: Provider[] = [
+  ArgumentValidator,
+  ToolRegistry,
+  InProcessToolExecutor,
+  HttpToolExecutor,
+  EmitterToolExecutor,
+  McpToolExecutor,
+  { provide: EVENT_PUBLISHER, useClass: NatsEventPublisher },
+  OrderStatusTool,
+  ToolExecutor,
+];
+
+/**
+ * Exports ToolExecutor and ToolRegistry (and re-exports McpModule). Needs from global modules:
+ * CONFIG, NATS_CONNECTION, TOOL_CONFIG_SOURCE and MCP_CLIENT_CONFIG_SOURCE; TOOL_METRICS and
+ * MCP_METRICS when present. In-process tools are @ParleyTool providers of any module.
+ */
+@Module({
+  imports: [DiscoveryModule, McpModule],
+  providers,
+  exports: [ToolExecutor, ToolRegistry, McpModule],
+})
+export class ToolsModule {}
