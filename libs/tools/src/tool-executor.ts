@@ -6,7 +6,14 @@ import type { KindExecutor } from './kind-executor';
 import { McpToolExecutor } from './mcp/mcp-tool.executor';
 import { limitOutput } from './output/limit-output';
 import { InProcessToolExecutor } from './registry/in-process-tool.executor';
-import { TOOL_METRICS, ToolFailure, type ToolCallContext, type ToolMetrics, type ToolOutcome } from './tool-outcome';
+import {
+  TOOL_METRICS,
+  ToolFailure,
+  type ToolCallContext,
+  type ToolErrorCode,
+  type ToolMetrics,
+  type ToolOutcome,
+} from './tool-outcome';
 import { ArgumentValidator } from './validation/argument-validator';
 
 /**
@@ -52,7 +59,7 @@ export class ToolExecutor {
         skipResponse: def.skipResponse,
       };
     } catch (err) {
-      outcome = { ok: false, error: this.failureOf(err, def, ctx), durationMs: 0 };
+      outcome = { ok: false, error: this.failureOf(err, def, ctx, timeout), durationMs: 0 };
     }
     outcome.durationMs = Math.round(performance.now() - started);
     this.metrics?.toolCall(def.kind, outcome.ok ? 'ok' : outcome.error.code, outcome.durationMs);
@@ -63,24 +70,18 @@ export class ToolExecutor {
     err: unknown,
     def: ToolDefinition,
     ctx: ToolCallContext,
-  ): { code: ToolFailure['code']; message: string } {
+    timeout: AbortSignal,
+  ): { code: ToolErrorCode; message: string } {
+    // The signals decide first: an executor may report the same event as its own failure.
     if (ctx.signal?.aborted) return { code: 'ABORTED', message: `The call to '${def.name}' was aborted.` };
-    if (err instanceof ToolFailure && err.code !== 'TIMEOUT' && err.code !== 'ABORTED') {
-      return { code: err.code, message: limitOutput(err.message, ctx.maxOutputBytes).output };
-    }
-    if ((err instanceof ToolFailure && err.code === 'TIMEOUT') || isTimeout(err)) {
+    if (timeout.aborted)
       return { code: 'TIMEOUT', message: `Tool '${def.name}' did not answer within ${ctx.timeoutMs} ms.` };
-    }
-    this.logger.warn(`Tool '${def.name}' (${def.kind}) failed unexpectedly: ${(err as Error)?.message ?? String(err)}`);
-    return {
-      code: 'UNAVAILABLE',
-      message: `Tool '${def.name}' could not be run: ${(err as Error)?.message ?? String(err)}`,
-    };
+    if (err instanceof ToolFailure)
+      return { code: err.code, message: limitOutput(err.message, ctx.maxOutputBytes).output };
+    const message = err instanceof Error ? err.message : String(err);
+    this.logger.warn(`Tool '${def.name}' (${def.kind}) failed unexpectedly: ${message}`);
+    return { code: 'UNAVAILABLE', message: `Tool '${def.name}' could not be run: ${message}` };
   }
-}
-
-function isTimeout(err: unknown): boolean {
-  return err instanceof DOMException && err.name === 'TimeoutError';
 }
 
 /** Settles with the signal's reason once it fires, even if the work ignores the signal. */

@@ -15,7 +15,7 @@ import { OAuthTokenCache } from './oauth-token-cache';
 @Injectable()
 export class HttpToolExecutor implements KindExecutor {
   private readonly allowList: HostAllowList;
-  readonly tokens: OAuthTokenCache;
+  private readonly tokens: OAuthTokenCache;
 
   constructor(
     @Inject(CONFIG) config: Config,
