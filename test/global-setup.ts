@@ -1,12 +1,26 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { runMigrations } from '../libs/platform/src/database/migrate';
-import { TEMPLATE_DATABASE, TEST_ADMIN_URL, databaseUrl } from '../libs/testing/src/test-database';
+import { TEST_ADMIN_URL, databaseUrl } from '../libs/testing/src/test-database';
+
+/** A template name that changes whenever a migration's text changes. */
+function templateName(): string {
+  const dir = join(__dirname, '..', 'migrations');
+  const hash = createHash('sha256');
+  for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(join(dir, file)));
+  return `parley_tpl_${hash.digest('hex').slice(0, 16)}`;
+}
 
 /**
- * Builds the migrated template database once per Jest run. A missing PostgreSQL fails the
- * run here, loudly, instead of letting database tests skip.
+ * Builds the migrated template database every test file clones, once per migration set: Jest
+ * runs started side by side share it, guarded by an advisory lock. A missing PostgreSQL fails
+ * the run here, loudly, instead of letting database tests skip.
  */
 export default async function globalSetup(): Promise<void> {
+  const name = templateName();
+  process.env.PARLEY_TEST_TEMPLATE = name;
   const admin = new Client({ connectionString: TEST_ADMIN_URL });
   try {
     await admin.connect();
@@ -14,10 +28,23 @@ export default async function globalSetup(): Promise<void> {
     throw new Error(`PostgreSQL is not reachable at ${TEST_ADMIN_URL}: ${(err as Error).message}`, { cause: err });
   }
   try {
-    await admin.query(`drop database if exists "${TEMPLATE_DATABASE}" with (force)`);
-    await admin.query(`create database "${TEMPLATE_DATABASE}"`);
+    await admin.query('select pg_advisory_lock(72616101)');
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      const building = `${name}_building`;
+      await admin.query(`drop database if exists "${building}" with (force)`);
+      await admin.query(`create database "${building}"`);
+      await runMigrations(databaseUrl(building));
+      await admin.query(`alter database "${building}" rename to "${name}"`);
+    }
+    const stale = await admin.query<{ datname: string }>(
+      `select datname from pg_database where datname like 'parley\\_tpl\\_%' and datname <> $1`,
+      [name],
+    );
+    for (const { datname } of stale.rows)
+      await admin.query(`drop database if exists "${datname}"`).catch(() => undefined);
   } finally {
+    await admin.query('select pg_advisory_unlock(72616101)').catch(() => undefined);
     await admin.end();
   }
-  await runMigrations(databaseUrl(TEMPLATE_DATABASE));
 }

@@ -19,6 +19,16 @@ export {
 export { RedisModule, REDIS } from './redis/redis.module';
 export { createRedis, connectedRedis, type Redis } from './redis/redis-client';
 export { NatsModule, NATS_CONNECTION, type NatsConnection } from './nats/nats.module';
+export {
+  JOB_QUEUE,
+  type JobQueue,
+  type JobHandler,
+  type JobContext,
+  type EnqueueOptions,
+} from './queue/job-queue.port';
+export { InProcessJobQueue } from './queue/in-process-job-queue';
+export { BullMqJobQueue, type BullMqOptions } from './queue/bullmq-job-queue';
+export { QueueModule, createJobQueue } from './queue/queue.module';
 export { startEmbeddedPostgres, runningEmbeddedPostgres, type EmbeddedPostgres } from './database/embedded-postgres';
 export { resolveDatabase, type ResolvedDatabase } from './database/resolve-database';
 export { withLocalEncryptionKey } from './secrets/local-encryption-key';

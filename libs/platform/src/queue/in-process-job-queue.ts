@@ -1,0 +1,91 @@
+import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
+
+interface Pending {
+  id: string;
+  data: unknown;
+  attempt: number;
+}
+
+/**
+ * The embedded default: jobs live in this process only (no Redis). A failed job is retried
+ * with a short backoff; jobs are lost if the process dies, which is why production uses BullMQ.
+ */
+export class InProcessJobQueue implements JobQueue {
+  private readonly queues = new Map<
+    string,
+    { ready: Pending[]; known: Set<string>; running: number; timers: Set<NodeJS.Timeout> }
+  >();
+  private readonly handlers = new Map<string, { handler: JobHandler<unknown>; concurrency: number }>();
+  private closed = false;
+
+  constructor(private readonly maxAttempts = 5) {}
+
+  async enqueue<T>(queue: string, jobId: string, data: T, options: EnqueueOptions = {}): Promise<void> {
+    const q = this.queue(queue);
+    if (this.closed || q.known.has(jobId)) return;
+    q.known.add(jobId);
+    const job = { id: jobId, data, attempt: 1 };
+    if (options.delayMs && options.delayMs > 0) this.later(queue, job, options.delayMs);
+    else q.ready.push(job);
+    this.pump(queue);
+  }
+
+  async process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void> {
+    this.handlers.set(queue, { handler: handler as JobHandler<unknown>, concurrency: options.concurrency });
+    this.pump(queue);
+  }
+
+  async depth(queue: string): Promise<number> {
+    const q = this.queue(queue);
+    return q.ready.length + q.timers.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const q of this.queues.values()) for (const t of q.timers) clearTimeout(t);
+    this.queues.clear();
+  }
+
+  private queue(name: string) {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = { ready: [], known: new Set(), running: 0, timers: new Set() };
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  private later(queue: string, job: Pending, delayMs: number): void {
+    const q = this.queue(queue);
+    const timer = setTimeout(() => {
+      q.timers.delete(timer);
+      q.ready.push(job);
+      this.pump(queue);
+    }, delayMs);
+    timer.unref();
+    q.timers.add(timer);
+  }
+
+  private pump(queue: string): void {
+    const entry = this.handlers.get(queue);
+    const q = this.queue(queue);
+    if (!entry || this.closed) return;
+    while (q.running < entry.concurrency && q.ready.length > 0) {
+      const job = q.ready.shift()!;
+      q.running++;
+      entry
+        .handler(job.data, { id: job.id, attempt: job.attempt })
+        .then(
+          () => q.known.delete(job.id),
+          () => {
+            if (job.attempt >= this.maxAttempts) q.known.delete(job.id);
+            else this.later(queue, { ...job, attempt: job.attempt + 1 }, 100 * 2 ** job.attempt);
+          },
+        )
+        .finally(() => {
+          q.running--;
+          this.pump(queue);
+        });
+    }
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Durable background jobs: the turn queue and timers (question expiry, stuck watchdog).
+ * Two adapters: BullMQ on Redis, and an in-process queue when Redis is not configured.
+ * Delivery is at-least-once; a job id enqueued twice while the first is pending runs once.
+ */
+export interface JobContext {
+  id: string;
+  /** 1 on the first run; higher when a failed or stalled job runs again. */
+  attempt: number;
+}
+
+export type JobHandler<T> = (data: T, job: JobContext) => Promise<void>;
+
+export interface EnqueueOptions {
+  delayMs?: number;
+}
+
+export interface ProcessOptions {
+  concurrency: number;
+}
+
+export interface JobQueue {
+  enqueue<T>(queue: string, jobId: string, data: T, options?: EnqueueOptions): Promise<void>;
+  /** Starts consuming `queue` in this process. */
+  process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void>;
+  /** Jobs waiting or delayed (for the queue_depth metric). */
+  depth(queue: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const JOB_QUEUE = Symbol('parley.job-queue');
