@@ -22,3 +22,6 @@ export { decide, nextSequence } from './domain/conversation.decide';
 export { evolve, fold } from './domain/conversation.evolve';
 export { conversationDecider } from './domain/conversation.decider';
 export { transcriptEntryOf } from './domain/transcript';
+export * from './api/requests';
+export type * from './api/replies';
+export { CONVERSATION_COMMANDS, type ConversationCommands } from './api/conversation-commands.port';

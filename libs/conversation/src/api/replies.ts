@@ -1,0 +1,34 @@
+import type { Question } from '../domain/conversation.events';
+import type { Status } from '../domain/conversation.state';
+
+/** Who is calling: the authenticated subject and its roles (set by the transport's auth layer). */
+export interface Caller {
+  subject: string;
+  roles: readonly string[];
+}
+
+/** Per-command context: the caller and the idempotency key (HTTP `Idempotency-Key`, NATS `commandId`). */
+export interface CommandContext {
+  caller: Caller;
+  idempotencyKey?: string;
+  correlationId?: string;
+}
+
+/** The reply of a command that does not run a turn. */
+export interface CommandReply {
+  conversationId: string;
+  status: Status;
+  /** The position of the command's last event: pass it as `minPosition` to read your writes. */
+  position: string;
+}
+
+/** The reply of a turn-running command (API.md). `done` false means 202: the turn goes on. */
+export interface TurnReply extends CommandReply {
+  done: boolean;
+  reply: string | null;
+  pendingQuestion?: { toolCallId: string; questions: Question[]; expiresAt: string };
+  pendingApprovals?: { toolCallId: string; name: string; arguments: string }[];
+  finishReason?: string | null;
+  usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
+  error?: { code: string; message: string };
+}
