@@ -1,0 +1,112 @@
+import type { Status } from '@parley/conversation';
+import { rowProjection } from './projection';
+import type { Row } from './row-table';
+
+const roundCost = (n: number) => Math.round(n * 1e9) / 1e9;
+
+/** Where ResumeConversation returns to, as the domain decides it. */
+const resumable = (status: unknown): Status =>
+  status === 'PA' || status === 'TE' || status === 'KI' ? 'NS' : (status as Status);
+
+/** rm_conversations: one row per conversation with the seed's LlmConversation fields. */
+export const conversationsProjection = rowProjection({
+  name: 'conversations',
+  model: {
+    table: 'rm_conversations',
+    key: ['conversation_id'],
+    columns: {
+      conversation_id: 'uuid',
+      owner: 'text',
+      status: 'text',
+      paused_from: 'text',
+      agent_code: 'text',
+      action_code: 'text',
+      model_code: 'text',
+      model_name: 'text',
+      provider_code: 'text',
+      finish_reason: 'text',
+      response_model: 'text',
+      input_tokens: 'bigint',
+      output_tokens: 'bigint',
+      estimated_cost: 'double precision',
+      error_code: 'text',
+      error_detail: 'text',
+      turn_no: 'integer',
+      metadata: 'jsonb',
+      created_at: 'timestamptz',
+      updated_at: 'timestamptz',
+      last_revision: 'bigint',
+      last_position: 'text',
+    },
+  },
+  keysOf: (e) => [{ conversation_id: e.conversationId }],
+  evolve(row, { event, at, position }): Row | null {
+    if (event.type === 'ConversationStarted') {
+      const { owner, agentCode, actionCode, metadata, snapshot } = event.data;
+      return {
+        owner,
+        status: 'NS',
+        paused_from: null,
+        agent_code: agentCode,
+        action_code: actionCode,
+        model_code: snapshot.model.code,
+        model_name: snapshot.model.name,
+        provider_code: snapshot.model.providerCode,
+        finish_reason: null,
+        response_model: null,
+        input_tokens: 0,
+        output_tokens: 0,
+        estimated_cost: 0,
+        error_code: null,
+        error_detail: null,
+        turn_no: 0,
+        metadata,
+        created_at: at,
+        updated_at: at,
+        last_position: position,
+      };
+    }
+    if (!row) return null;
+    const r: Row = { ...row, updated_at: at, last_position: position };
+    switch (event.type) {
+      case 'TurnStarted':
+        return { ...r, status: 'RU', error_code: null, error_detail: null, turn_no: event.data.turnNo };
+      case 'TurnResumed':
+        return { ...r, status: 'RU' };
+      case 'ModelCallCompleted': {
+        const d = event.data;
+        return {
+          ...r,
+          input_tokens: (row.input_tokens as number) + d.inputTokens,
+          output_tokens: (row.output_tokens as number) + d.outputTokens,
+          estimated_cost: roundCost((row.estimated_cost as number) + d.cost),
+          response_model: d.responseModel ?? row.response_model,
+        };
+      }
+      case 'ToolCallApprovalRequested':
+      case 'QuestionAsked':
+        return { ...r, status: 'WA' };
+      case 'ConversationCompleted':
+        return {
+          ...r,
+          status: 'CO',
+          finish_reason: event.data.finishReason,
+          response_model: event.data.responseModel ?? row.response_model,
+        };
+      case 'ConversationFailed':
+        return { ...r, status: 'FA', error_code: event.data.code, error_detail: event.data.message };
+      case 'ConversationStuck':
+        return { ...r, status: 'ST' };
+      case 'ConversationTerminated':
+        return { ...r, status: 'TE' };
+      case 'ConversationKilled':
+        return { ...r, status: 'KI' };
+      case 'ConversationPaused':
+        return { ...r, status: 'PA', paused_from: resumable(row.status) };
+      case 'ConversationResumed':
+        return row.status === 'PA' ? { ...r, status: row.paused_from ?? 'NS', paused_from: null } : r;
+      default:
+        return r;
+    }
+  },
+});

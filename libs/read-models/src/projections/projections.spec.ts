@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { fold, streamIdOf, type ConversationEnvelope, type ExistingConversation } from '@parley/conversation';
+import { PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
+import { createPgPool } from '@parley/platform';
+import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
+import type { Pool } from 'pg';
+import { conversationScript, toAppend } from '../testing/conversation-script';
+import { projectedEvent } from './projected-event';
+import { runProjection } from './projection-runner';
+import { PROJECTIONS } from './projections';
+import { rebuildProjections } from './rebuild';
+
+const TABLES = [
+  'rm_conversations',
+  'rm_messages',
+  'rm_attachments',
+  'rm_tool_calls',
+  'rm_model_calls',
+  'rm_pending',
+  'rm_usage_conversations',
+  'rm_usage_daily',
+];
+
+describe('read-model projections', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+  let runners: SubscriptionRunner[];
+  const ids = [randomUUID(), randomUUID()];
+
+  const dump = async () => {
+    const out: Record<string, unknown[]> = {};
+    for (const t of TABLES) out[t] = (await pool.query(`select * from ${t} order by 1, 2, 3`)).rows;
+    return out;
+  };
+  const caughtUp = async () => {
+    const head = (await store.headPosition()) as string;
+    for (const r of runners) expect(await r.waitForPosition(head, 10_000)).toBe(true);
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('read_models');
+    pool = createPgPool({ url: db.url, max: 12 });
+    store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+    for (const id of ids)
+      await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() })));
+    runners = PROJECTIONS.map((p) => runProjection(p, { pool, feed: store, pollMs: 50 }));
+    await caughtUp();
+  });
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    await store.close();
+    await pool.end();
+    await db.drop();
+  });
+
+  it('match the folded events field by field after a full conversation', async () => {
+    const recorded = await store.readStream(streamIdOf(ids[0]));
+    const state = fold(recorded.map((r) => ({ ...r, metadata: r.metadata }) as unknown as ConversationEnvelope));
+    const c = state as ExistingConversation;
+    const { rows } = await pool.query('select * from rm_conversations where conversation_id = $1', [ids[0]]);
+    expect(rows[0]).toMatchObject({
+      owner: c.owner,
+      status: c.status,
+      agent_code: c.agentCode,
+      action_code: c.actionCode,
+      model_code: 'SIM-CHAT',
+      finish_reason: c.finishReason,
+      response_model: c.responseModel,
+      input_tokens: BigInt(c.usage.inputTokens),
+      output_tokens: BigInt(c.usage.outputTokens),
+      estimated_cost: c.usage.estimatedCost,
+      error_detail: null,
+      turn_no: 2,
+      last_revision: recorded.at(-1)?.revision,
+      last_position: recorded.at(-1)?.position,
+      updated_at: new Date(c.updatedAt),
+    });
+    const messages = await pool.query(
+      'select sequence, role, content, tool_call_id, tool_calls, turn_no from rm_messages where conversation_id = $1 order by sequence',
+      [ids[0]],
+    );
+    expect(messages.rows).toEqual(
+      c.transcript.map((m) => ({
+        sequence: m.sequence,
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.toolCallId ?? null,
+        tool_calls: m.toolCalls ?? null,
+        turn_no: m.turnNo,
+      })),
+    );
+    const attachments = await pool.query('select media_type, url from rm_attachments where conversation_id = $1', [
+      ids[0],
+    ]);
+    expect(attachments.rows).toEqual([{ media_type: 'image/png', url: 'https://files.example/1.png' }]);
+    const tools = await pool.query(
+      'select tool_call_id, status, approval, result, error_code, duration_ms from rm_tool_calls where conversation_id = $1 order by requested_at',
+      [ids[0]],
+    );
+    expect(tools.rows).toEqual([
+      {
+        tool_call_id: 'call-1',
+        status: 'completed',
+        approval: null,
+        result: '{"status":"shipped"}',
+        error_code: null,
+        duration_ms: 17,
+      },
+      {
+        tool_call_id: 'ask-1',
+        status: 'answered',
+        approval: null,
+        result: '{"answers":{"why":"too late"}}',
+        error_code: null,
+        duration_ms: null,
+      },
+      {
+        tool_call_id: 'call-2',
+        status: 'failed',
+        approval: 'approved',
+        result: null,
+        error_code: 'HTTP_500',
+        duration_ms: 40,
+      },
+    ]);
+    const calls = await pool.query(
+      'select turn_no, call_no, status, attempts, input_tokens from rm_model_calls where conversation_id = $1 order by 1, 2',
+      [ids[0]],
+    );
+    expect(calls.rows).toHaveLength(5);
+    expect(calls.rows[1]).toEqual({ turn_no: 1, call_no: 2, status: 'completed', attempts: 2, input_tokens: 122 });
+    const pending = await pool.query('select question, approvals from rm_pending where conversation_id = $1', [ids[0]]);
+    expect(pending.rows).toEqual([{ question: null, approvals: [] }]);
+    const usage = await pool.query('select * from rm_usage_daily');
+    expect(usage.rows).toEqual([
+      {
+        day: expect.any(Date),
+        agent_code: 'HELPDESK',
+        action_code: 'ANSWER',
+        model_code: 'SIM-CHAT',
+        conversations: 2n,
+        model_calls: 10n,
+        input_tokens: BigInt(2 * c.usage.inputTokens),
+        output_tokens: BigInt(2 * c.usage.outputTokens),
+        estimated_cost: '0.001230',
+      },
+    ]);
+  });
+
+  it('changes nothing when the same events are delivered again', async () => {
+    const before = await dump();
+    const again = (await store.readAll()).map(projectedEvent);
+    const tx = await pool.connect();
+    try {
+      await tx.query('begin');
+      for (const p of PROJECTIONS) await p.apply([...again.slice(5), ...again], tx, (t) => t);
+      await tx.query('commit');
+    } finally {
+      tx.release();
+    }
+    expect(await dump()).toEqual(before);
+  });
+
+  it('rebuilds identical tables from position zero while the projectors run, which then carry on', async () => {
+    const before = await dump();
+    const result = await rebuildProjections(pool, store, PROJECTIONS, 7);
+    expect(result.events).toBe(2 * conversationScript(ids[0], { snapshot: snapshotFixture() }).length);
+    expect(await dump()).toEqual(before);
+
+    const third = randomUUID();
+    await store.append(streamIdOf(third), toAppend(conversationScript(third, { snapshot: snapshotFixture() })));
+    await caughtUp();
+    const { rows } = await pool.query('select status from rm_conversations where conversation_id = $1', [third]);
+    expect(rows).toEqual([{ status: 'CO' }]);
+    expect((await pool.query('select count(*)::int as n from rm_messages')).rows[0].n).toBe(33);
+  });
+});

@@ -1,0 +1,105 @@
+import { DomainError } from '@parley/platform';
+import { comparePositions, maxPosition, parsePosition, type GlobalFeed } from '@parley/event-store';
+import type { ClientBase, Pool } from 'pg';
+import { projectedEvent } from './projected-event';
+import type { Projection } from './projection';
+import { CONVERSATION_FILTER } from './projection-runner';
+import { subscriptionIdOf } from './projections';
+
+const shadowOf = (table: string) => `${table}__rebuild`;
+
+export interface RebuildResult {
+  events: number;
+  ms: number;
+  position: string | null;
+}
+
+/** Reads the feed after `from` page by page, applying each page to the shadow tables via `apply`. */
+async function catchUp(
+  feed: GlobalFeed,
+  from: string | null,
+  batchSize: number,
+  apply: (events: ReturnType<typeof projectedEvent>[]) => Promise<void>,
+): Promise<{ position: string | null; events: number }> {
+  let position = from;
+  let count = 0;
+  for (;;) {
+    const page = await feed.readPage(position, CONVERSATION_FILTER, batchSize);
+    if (page.events.length > 0) await apply(page.events.map(projectedEvent));
+    count += page.events.length;
+    const last = page.events.at(-1)?.position ?? null;
+    const next = page.events.length < batchSize ? maxPosition(last, page.scannedTo) : last;
+    if (next !== null && (position === null || comparePositions(next, position) > 0)) position = next;
+    if (page.events.length < batchSize) return { position, events: count };
+  }
+}
+
+async function inTransaction<T>(pool: Pool, fn: (tx: ClientBase) => Promise<T>): Promise<T> {
+  const tx = await pool.connect();
+  try {
+    await tx.query('begin');
+    const result = await fn(tx);
+    await tx.query('commit');
+    tx.release();
+    return result;
+  } catch (err) {
+    await tx.query('rollback').catch(() => undefined);
+    tx.release(true);
+    throw err;
+  }
+}
+
+/**
+ * Rebuilds read models from position zero while the service runs: builds shadow tables
+ * (`<table>__rebuild`) page by page, then, in one transaction holding the live checkpoint rows
+ * (so live projectors wait), applies the last events, swaps the tables by renaming them and
+ * moves the live checkpoints to where the shadow got. A live projector whose batch was waiting
+ * finds its checkpoint moved, drops that batch and resumes from the new checkpoint.
+ */
+export async function rebuildProjections(
+  pool: Pool,
+  feed: GlobalFeed,
+  projections: readonly Projection[],
+  batchSize = 1000,
+): Promise<RebuildResult> {
+  const started = performance.now();
+  const lock = await pool.connect();
+  try {
+    const { rows } = await lock.query<{ locked: boolean }>(
+      `select pg_try_advisory_lock(hashtextextended('parley.read-model-rebuild', 0)) as locked`,
+    );
+    if (!rows[0]?.locked) throw new DomainError('CONFLICT', 'Another rebuild of the read models is running.');
+    const tables = projections.flatMap((p) => p.tables);
+    for (const table of tables) {
+      await pool.query(`drop table if exists ${shadowOf(table)}`);
+      await pool.query(`create table ${shadowOf(table)} (like ${table} including all)`);
+    }
+    const applyAll = (tx: ClientBase) => async (events: ReturnType<typeof projectedEvent>[]) => {
+      for (const projection of projections) await projection.apply(events, tx, shadowOf);
+    };
+    const bulk = await catchUp(feed, null, batchSize, (events) => inTransaction(pool, (tx) => applyAll(tx)(events)));
+    const tail = await inTransaction(pool, async (tx) => {
+      for (const projection of projections) {
+        const id = subscriptionIdOf(projection);
+        await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [id]);
+        await tx.query('select 1 from es_checkpoints where subscription_id = $1 for update', [id]);
+      }
+      const caught = await catchUp(feed, bulk.position, batchSize, applyAll(tx));
+      for (const table of tables) {
+        await tx.query(`drop table ${table}`);
+        await tx.query(`alter table ${shadowOf(table)} rename to ${table}`);
+      }
+      const parsed = caught.position ? parsePosition(caught.position) : null;
+      const parts = parsed?.kind === 'pg' ? [String(parsed.tx), parsed.pos] : [null, null];
+      await tx.query(
+        `update es_checkpoints set position = $2, last_tx = $3::xid8, last_position = $4, updated_at = now()
+         where subscription_id = any($1)`,
+        [projections.map(subscriptionIdOf), caught.position, ...parts],
+      );
+      return caught;
+    });
+    return { events: bulk.events + tail.events, ms: performance.now() - started, position: tail.position };
+  } finally {
+    lock.release(true);
+  }
+}
