@@ -2,3 +2,15 @@ export { LIVE_DELTAS, type LiveDelta, type LiveDeltaListener, type LiveDeltas } 
 export { InProcessLiveDeltas } from './live/in-process-live-deltas';
 export { NatsLiveDeltas } from './live/nats-live-deltas';
 export { LiveDeltasModule } from './live/live-deltas.module';
+export { ReadModelsModule, type ReadModelsOptions } from './read-models.module';
+export { ProjectionsService } from './projections/projections.service';
+export { PROJECTIONS, projectionNamed, subscriptionIdOf } from './projections/projections';
+export type { Projection, TableNames } from './projections/projection';
+export { runProjection, type ProjectionRunOptions } from './projections/projection-runner';
+export { rebuildProjections, type RebuildResult } from './projections/rebuild';
+export { ConversationQueries } from './queries/conversation-queries';
+export { UsageQueries } from './queries/usage-queries';
+export { AuditQueries, eventView, type EventView } from './queries/audit-queries';
+export { ProjectionPositions } from './queries/projection-positions';
+export * from './queries/query-schemas';
+export type { ConversationView, MessageView, ToolCallView, ModelCallView } from './queries/row-mappers';

@@ -1,0 +1,147 @@
+import { assertCanRead, ownerFilter, type Principal } from '@parley/auth';
+import { DomainError } from '@parley/platform';
+import type { Pool } from 'pg';
+import { decodeCursor, encodeCursor } from './cursor';
+import type { ProjectionPositions } from './projection-positions';
+import type { ByConversation, ListConversationsQuery } from './query-schemas';
+import { conversationOf, messageOf, modelCallOf, toolCallOf, type ConversationView } from './row-mappers';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The conversation queries over the read models. A client sees only the conversations it
+ * owns; someone else's reads exactly like an unknown id (null / NOT_FOUND).
+ */
+export class ConversationQueries {
+  constructor(
+    private readonly pool: Pool,
+    private readonly positions: ProjectionPositions,
+  ) {}
+
+  /** findConversation: the conversation, or null (seed 000). */
+  async findConversation(principal: Principal, q: ByConversation): Promise<ConversationView | null> {
+    await this.positions.waitFor(['conversations'], q.minPosition);
+    const row = await this.row(q.conversationId);
+    return row && this.readable(principal, row) ? conversationOf(row) : null;
+  }
+
+  /** getConversationMessages: the transcript in sequence, attachments included. */
+  async getConversationMessages(principal: Principal, q: ByConversation) {
+    await this.positions.waitFor(['conversations', 'messages', 'attachments'], q.minPosition);
+    await this.require(principal, q.conversationId);
+    const [messages, attachments] = await Promise.all([
+      this.pool.query<Row>('select * from rm_messages where conversation_id = $1 order by sequence', [
+        q.conversationId,
+      ]),
+      this.pool.query<Row>(
+        'select * from rm_attachments where conversation_id = $1 order by message_sequence, attachment_sequence',
+        [q.conversationId],
+      ),
+    ]);
+    return messages.rows.map((m) =>
+      messageOf(
+        m,
+        attachments.rows.filter((a) => a.message_sequence === m.sequence),
+      ),
+    );
+  }
+
+  /** getPendingQuestions: the question a WAITING conversation waits on, or null (seed 000). */
+  async getPendingQuestions(principal: Principal, q: ByConversation) {
+    await this.positions.waitFor(['conversations', 'pending'], q.minPosition);
+    const row = await this.row(q.conversationId);
+    if (!row || !this.readable(principal, row) || row.status !== 'WA') return null;
+    const { rows } = await this.pool.query<{ question: Record<string, unknown> | null }>(
+      'select question from rm_pending where conversation_id = $1',
+      [q.conversationId],
+    );
+    const question = rows[0]?.question;
+    return question ? { conversationUuid: q.conversationId, ...question } : null;
+  }
+
+  /** The tool calls waiting for an administrator's or the owner's approval. */
+  async getPendingApprovals(principal: Principal, q: ByConversation) {
+    await this.positions.waitFor(['conversations', 'pending'], q.minPosition);
+    await this.require(principal, q.conversationId);
+    const { rows } = await this.pool.query<{ approvals: unknown[] }>(
+      'select approvals from rm_pending where conversation_id = $1',
+      [q.conversationId],
+    );
+    return rows[0]?.approvals ?? [];
+  }
+
+  async getToolCalls(principal: Principal, q: ByConversation) {
+    await this.positions.waitFor(['conversations', 'tool-calls'], q.minPosition);
+    await this.require(principal, q.conversationId);
+    const { rows } = await this.pool.query<Row>(
+      'select * from rm_tool_calls where conversation_id = $1 order by requested_at, tool_call_id',
+      [q.conversationId],
+    );
+    return rows.map(toolCallOf);
+  }
+
+  async getModelCalls(principal: Principal, q: ByConversation) {
+    await this.positions.waitFor(['conversations', 'model-calls'], q.minPosition);
+    await this.require(principal, q.conversationId);
+    const { rows } = await this.pool.query<Row>(
+      'select * from rm_model_calls where conversation_id = $1 order by turn_no, call_no',
+      [q.conversationId],
+    );
+    return rows.map(modelCallOf);
+  }
+
+  /** Newest first, filtered, paged by an opaque cursor. */
+  async listConversations(principal: Principal, q: ListConversationsQuery) {
+    await this.positions.waitFor(['conversations'], q.minPosition);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, value: unknown) => {
+      params.push(value);
+      where.push(sql.replace('?', `$${params.length}`));
+    };
+    const owner = ownerFilter(principal);
+    if (owner !== null) add('owner = ?', owner);
+    if (q.status) add('status = ?', q.status);
+    if (q.agentCode) add('agent_code = ?', q.agentCode);
+    if (q.actionCode) add('action_code = ?', q.actionCode);
+    if (q.from) add('created_at >= ?', q.from);
+    if (q.to) add('created_at < ?', q.to);
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor);
+      params.push(c.createdAt, c.id);
+      where.push(`(created_at, conversation_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
+    params.push(q.limit + 1);
+    const { rows } = await this.pool.query<Row>(
+      `select * from rm_conversations ${where.length ? `where ${where.join(' and ')}` : ''}
+       order by created_at desc, conversation_id desc limit $${params.length}`,
+      params,
+    );
+    const items = rows.slice(0, q.limit).map(conversationOf);
+    const last = items.at(-1);
+    const nextCursor =
+      rows.length > q.limit && last
+        ? encodeCursor({ createdAt: last.createdAt as string, id: last.conversationUuid })
+        : null;
+    return { items, nextCursor };
+  }
+
+  /** The owner of a conversation the caller may read; NOT_FOUND otherwise. */
+  async require(principal: Principal, conversationId: string): Promise<Row> {
+    const row = await this.row(conversationId);
+    if (!row) throw DomainError.notFound('Conversation', conversationId);
+    assertCanRead(principal, row.owner as string, { type: 'Conversation', id: conversationId });
+    return row;
+  }
+
+  private readable(principal: Principal, row: Row): boolean {
+    return ownerFilter(principal) === null || ownerFilter(principal) === row.owner;
+  }
+
+  private async row(conversationId: string): Promise<Row | null> {
+    const { rows } = await this.pool.query<Row>('select * from rm_conversations where conversation_id = $1', [
+      conversationId,
+    ]);
+    return rows[0] ?? null;
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Query inputs, validated at the edge by HTTP (path + query string) and NATS (the JSON payload)
+ * alike, and turned into OpenAPI. Every conversation query takes `minPosition`.
+ */
+const position = z
+  .string()
+  .regex(/^(pg|esdb):\d+:\d+$/, { message: 'expected an event-store position such as pg:<tx>:<position>' });
+const conversationId = z.uuid();
+const minPosition = position.optional();
+const code = z.string().trim().min(1).max(64);
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const instant = z.iso.datetime({ offset: true });
+
+export const noInput = z.strictObject({});
+export const byCode = z.strictObject({ code });
+export const byName = z.strictObject({ name: z.string().trim().min(1).max(128) });
+export const byConversation = z.strictObject({ conversationId, minPosition });
+
+export const STATUSES = ['NS', 'RU', 'CO', 'FA', 'WA', 'PA', 'ST', 'TE', 'KI'] as const;
+
+export const listConversationsQuery = z.strictObject({
+  status: z.enum(STATUSES).optional(),
+  agentCode: code.optional(),
+  actionCode: code.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+  limit: int(1, 200).default(50),
+  cursor: z.string().max(512).optional(),
+  minPosition,
+});
+
+export const usageQuery = z.strictObject({
+  groupBy: z.enum(['day', 'agent', 'action', 'model']),
+  from: z.iso.date().optional(),
+  to: z.iso.date().optional(),
+  minPosition,
+});
+
+export const eventsQuery = z.strictObject({
+  conversationId,
+  fromRevision: int(0, Number.MAX_SAFE_INTEGER).default(0),
+  limit: int(1, 1000).default(100),
+});
+
+export const stateQuery = z.strictObject({ conversationId, atRevision: int(0, Number.MAX_SAFE_INTEGER).optional() });
+export const verifyQuery = z.strictObject({ conversationId });
+export const feedQuery = z.strictObject({ fromPosition: position.optional(), limit: int(1, 1000).default(100) });
+
+export type ByConversation = z.output<typeof byConversation>;
+export type ListConversationsQuery = z.output<typeof listConversationsQuery>;
+export type UsageQuery = z.output<typeof usageQuery>;
+export type EventsQuery = z.output<typeof eventsQuery>;
+export type StateQuery = z.output<typeof stateQuery>;
+export type FeedQuery = z.output<typeof feedQuery>;

@@ -1,0 +1,79 @@
+import type { Principal } from '@parley/auth';
+import {
+  attachmentSchema,
+  lifecycleRequest,
+  sendMessageRequest,
+  startConversationRequest,
+  submitAnswersRequest,
+  toolCallDecisionRequest,
+  type CommandContext,
+  type ConversationCommands,
+} from '@parley/conversation';
+import { z } from 'zod';
+import { rpcMethod, type RpcMethods } from './rpc-method';
+
+/** NATS has no headers for these: the conversation, the tool call and the idempotency key ride in the payload. */
+const commandId = z.string().trim().min(1).max(200).optional();
+const target = { conversationId: z.uuid(), commandId };
+const toolCall = { ...target, toolCallId: z.string().min(1).max(200) };
+
+const context = (p: Principal, commandIdValue: string | undefined): CommandContext => ({
+  caller: { subject: p.subject, roles: p.roles },
+  ...(commandIdValue ? { idempotencyKey: commandIdValue } : {}),
+});
+
+/** The request schemas of the NATS command methods (HTTP's bodies plus the ids HTTP takes from the path). */
+export const COMMAND_SCHEMAS = {
+  startConversation: startConversationRequest.extend({ commandId }),
+  sendMessage: sendMessageRequest.extend(target),
+  sendMessageWithAttachments: sendMessageRequest.extend({ ...target, attachments: z.array(attachmentSchema).min(1) }),
+  submitAnswers: submitAnswersRequest.extend(target),
+  approveToolCall: toolCallDecisionRequest.extend(toolCall),
+  rejectToolCall: toolCallDecisionRequest.extend(toolCall),
+  terminateConversation: lifecycleRequest.extend(target),
+  killConversation: lifecycleRequest.extend(target),
+  pauseConversation: lifecycleRequest.extend(target),
+  resumeConversation: lifecycleRequest.extend(target),
+  recoverConversation: lifecycleRequest.extend(target),
+} as const;
+
+/** The command methods on `<prefix>.cmd.<method>` (API.md), over the same ConversationCommands as HTTP. */
+export function commandMethods(c: ConversationCommands): RpcMethods {
+  const s = COMMAND_SCHEMAS;
+  return {
+    startConversation: rpcMethod(s.startConversation, (p, { commandId: id, ...input }) =>
+      c.start(input, context(p, id)),
+    ),
+    sendMessage: rpcMethod(s.sendMessage, (p, { conversationId, commandId: id, ...input }) =>
+      c.sendMessage(conversationId, input, context(p, id)),
+    ),
+    sendMessageWithAttachments: rpcMethod(
+      s.sendMessageWithAttachments,
+      (p, { conversationId, commandId: id, ...input }) => c.sendMessage(conversationId, input, context(p, id)),
+    ),
+    submitAnswers: rpcMethod(s.submitAnswers, (p, { conversationId, commandId: id, ...input }) =>
+      c.submitAnswers(conversationId, input, context(p, id)),
+    ),
+    approveToolCall: rpcMethod(s.approveToolCall, (p, { conversationId, toolCallId, commandId: id, ...input }) =>
+      c.approveToolCall(conversationId, toolCallId, input, context(p, id)),
+    ),
+    rejectToolCall: rpcMethod(s.rejectToolCall, (p, { conversationId, toolCallId, commandId: id, ...input }) =>
+      c.rejectToolCall(conversationId, toolCallId, input, context(p, id)),
+    ),
+    terminateConversation: rpcMethod(s.terminateConversation, (p, { conversationId, commandId: id, ...input }) =>
+      c.terminate(conversationId, input, context(p, id)),
+    ),
+    killConversation: rpcMethod(s.killConversation, (p, { conversationId, commandId: id, ...input }) =>
+      c.kill(conversationId, input, context(p, id)),
+    ),
+    pauseConversation: rpcMethod(s.pauseConversation, (p, { conversationId, commandId: id, ...input }) =>
+      c.pause(conversationId, input, context(p, id)),
+    ),
+    resumeConversation: rpcMethod(s.resumeConversation, (p, { conversationId, commandId: id, ...input }) =>
+      c.resume(conversationId, input, context(p, id)),
+    ),
+    recoverConversation: rpcMethod(s.recoverConversation, (p, { conversationId, commandId: id, ...input }) =>
+      c.recover(conversationId, input, context(p, id)),
+    ),
+  };
+}

@@ -1,0 +1,54 @@
+import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { Authenticator, SubjectRateLimiter } from '@parley/auth';
+import type { Config } from '@parley/config';
+import type { MetricsService } from '@parley/observability';
+import type { NatsConnection } from '@parley/platform';
+import { NatsRpcServer } from './nats-rpc-server';
+import type { RpcMethods } from './rpc-method';
+
+export interface FrontDoorDeps {
+  config: Config;
+  nats: NatsConnection | null;
+  authenticator: Authenticator;
+  rateLimiter: SubjectRateLimiter;
+  metrics: MetricsService;
+}
+
+/**
+ * A NatsRpcServer tied to the Nest lifecycle: it starts taking requests once the app is up
+ * and drains before the NATS connection closes. Does nothing when NATS is off.
+ */
+export class NatsFrontDoor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private server: NatsRpcServer | null = null;
+  private readonly logger = new Logger('NatsFrontDoor');
+
+  constructor(
+    private readonly kind: 'qry' | 'cmd',
+    private readonly deps: FrontDoorDeps,
+    private readonly methods: RpcMethods,
+  ) {}
+
+  get root(): string {
+    return `${this.deps.config.prefix}.${this.kind}`;
+  }
+
+  onApplicationBootstrap(): void {
+    const { nats, config, authenticator, rateLimiter, metrics } = this.deps;
+    if (!nats) return;
+    this.server = new NatsRpcServer(nats, {
+      root: this.root,
+      methods: this.methods,
+      maxPayloadBytes: config.nats.maxPayloadBytes,
+      authenticator,
+      rateLimiter,
+      metrics,
+      onInternal: (err) =>
+        this.logger.error(`${this.root}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
+    }).start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.server?.stop();
+    this.server = null;
+  }
+}

@@ -1,0 +1,16 @@
+import type { Principal } from '@parley/auth';
+import type { z } from 'zod';
+
+/** One request-reply method of a NATS front door: the schema its payload must pass, and what it runs. */
+export interface RpcMethod {
+  schema: z.ZodType;
+  run(principal: Principal, input: never): Promise<unknown>;
+}
+
+/** Typed helper: `run` receives the schema's output. */
+export const rpcMethod = <S extends z.ZodType>(
+  schema: S,
+  run: (principal: Principal, input: z.output<S>) => Promise<unknown>,
+): RpcMethod => ({ schema, run: run as RpcMethod['run'] });
+
+export type RpcMethods = Readonly<Record<string, RpcMethod>>;

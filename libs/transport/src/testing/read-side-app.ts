@@ -1,0 +1,91 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { ApiKeysService, AuthModule } from '@parley/auth';
+import { CATALOG_ENTITIES } from '@parley/catalog';
+import { ConfigModule, loadConfig, type Config } from '@parley/config';
+import { CONVERSATION_COMMANDS, type ConversationCommands } from '@parley/conversation';
+import { EventStoreModule } from '@parley/event-store';
+import { ObservabilityModule } from '@parley/observability';
+import { DatabaseModule, NatsModule, RedisModule } from '@parley/platform';
+import { ReadModelsModule } from '@parley/read-models';
+import { createTestDatabase, type TestDatabase } from '@parley/testing';
+import { randomBytes } from 'node:crypto';
+import { HttpErrorFilter } from '../http/http-error.filter';
+import { QueryTransportModule } from '../http/query-transport.module';
+import { IntegrationRelayModule } from '../nats/integration-relay.module';
+import { NatsCommandModule } from '../nats/nats-transport.module';
+
+export const ADMIN_KEY = 'pk_read_side_admin_key_0123456789';
+
+export interface ReadSideApp {
+  app: NestFastifyApplication;
+  config: Config;
+  db: TestDatabase;
+  clientKey(subject: string, role?: 'client' | 'auditor'): Promise<string>;
+  close(): Promise<void>;
+}
+
+function commandsModule(commands: ConversationCommands): DynamicModule {
+  @Module({})
+  class TestCommandsModule {}
+  return {
+    module: TestCommandsModule,
+    providers: [{ provide: CONVERSATION_COMMANDS, useValue: commands }],
+    exports: [CONVERSATION_COMMANDS],
+  };
+}
+
+/**
+ * The read side as an app would assemble it (projections, queries over HTTP and NATS, SSE,
+ * NATS commands over `commands`, the integration relay), on a database and a NATS prefix of
+ * its own.
+ */
+export async function startReadSideApp(
+  label: string,
+  commands: ConversationCommands,
+  env: Record<string, string> = {},
+): Promise<ReadSideApp> {
+  const db = await createTestDatabase(label);
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    NATS_URL: 'nats://127.0.0.1:4222',
+    PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+    PARLEY_ENCRYPTION_KEY: 'a'.repeat(64),
+    SUBSCRIPTION_POLL_MS: '50',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ConfigModule.forRoot(config),
+      DatabaseModule.forRoot({ entities: [...CATALOG_ENTITIES] }),
+      RedisModule.forRoot({ url: null }),
+      NatsModule.forRoot(),
+      EventStoreModule.forRoot(),
+      ObservabilityModule,
+      AuthModule,
+      ReadModelsModule.forRoot({ projections: true, minPositionTimeoutMs: 400 }),
+      QueryTransportModule,
+      NatsCommandModule.forRoot(commandsModule(commands)),
+      IntegrationRelayModule,
+    ],
+  }).compile();
+  moduleRef.useLogger(false);
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
+  app.useGlobalFilters(new HttpErrorFilter());
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return {
+    app,
+    config,
+    db,
+    clientKey: async (subject, role = 'client') =>
+      (await app.get(ApiKeysService).create({ subject, roles: [role] })).key,
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
