@@ -1,22 +1,38 @@
-import { Module } from '@nestjs/common';
-import { ConfigModule, type Config } from '@parley/config';
+import type { DynamicModule } from '@nestjs/common';
 import { AuthModule } from '@parley/auth';
+import { CATALOG_ENTITIES, CatalogModule } from '@parley/catalog';
+import { ConfigModule, type Config } from '@parley/config';
+import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
-import { DatabaseModule, RedisModule } from '@parley/platform';
+import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
+import { LiveDeltasModule } from '@parley/read-models';
+import { ConversationCommandsController } from '@parley/transport';
+import { TurnModule } from '@parley/turn';
+
+export interface AppOptions {
+  /** Run turn and timer jobs in this process (default true: the all-in-one server). */
+  worker?: boolean;
+}
 
 /** The all-in-one deployable: HTTP, NATS, worker and projector in one process. */
-@Module({})
 export class AppModule {
-  static forRoot(config: Config) {
+  static forRoot(config: Config, options: AppOptions = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(),
+        DatabaseModule.forRoot({ entities: [...CATALOG_ENTITIES] }),
         RedisModule.forRoot(),
+        NatsModule.forRoot(),
+        QueueModule.forRoot(),
+        EventStoreModule.forRoot(),
         ObservabilityModule,
         AuthModule,
+        CatalogModule,
+        LiveDeltasModule,
+        TurnModule.forRoot({ worker: options.worker ?? true }),
       ],
+      controllers: [ConversationCommandsController],
     };
   }
 }

@@ -1,18 +1,8 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigError, loadConfig } from '@parley/config';
-import {
-  createLogger,
-  instrumentHttp,
-  MetricsService,
-  NestPinoLogger,
-  registerSecret,
-  startTracing,
-  type Logger,
-} from '@parley/observability';
+import { createLogger, registerSecret, startTracing, type Logger } from '@parley/observability';
 import { resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
-import { HttpErrorFilter } from '@parley/transport';
+import { createHttpApp } from '@parley/transport';
 import { AppModule } from './app.module';
 
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -31,13 +21,7 @@ async function bootstrap(logger: Logger): Promise<void> {
     otlpEndpoint: config.telemetry.otlpEndpoint,
   });
 
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config),
-    new FastifyAdapter({ bodyLimit: config.http.bodyLimitBytes }),
-    { logger: new NestPinoLogger(logger) },
-  );
-  instrumentHttp(app.getHttpAdapter().getInstance(), app.get(MetricsService));
-  app.useGlobalFilters(new HttpErrorFilter((err) => logger.error({ err }, 'internal error')));
+  const app = await createHttpApp(AppModule.forRoot(config), config, logger);
   await app.listen(config.http.port, config.http.host);
   logger.info({ port: config.http.port, embeddedDatabase: database.embedded }, 'parley server listening');
 

@@ -1,5 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { PROVIDER_ENDPOINTS } from '@parley/llm';
+import { MCP_CLIENT_CONFIG_SOURCE } from '@parley/mcp';
+import { TOOL_CONFIG_SOURCE } from '@parley/tools';
 import { CatalogAccess } from './access/catalog-access';
 import { CatalogService } from './apply/catalog.service';
 import { CatalogController } from './http/catalog.controller';
@@ -27,8 +30,10 @@ const EXPORTED = [
 /**
  * The catalog: administration over HTTP, the read queries, the snapshot resolver and the
  * call-time credential sources. Needs CONFIG and DATA_SOURCE (DatabaseModule.forRoot with
- * CATALOG_ENTITIES among its entities).
+ * CATALOG_ENTITIES among its entities). Global, because it also binds the ports the LLM
+ * adapter, the tool executors and the MCP pool resolve credentials through.
  */
+@Global()
 @Module({
   controllers: [CatalogController],
   providers: [
@@ -40,7 +45,10 @@ const EXPORTED = [
     },
     ...EXPORTED.filter((p) => p !== SecretCipher),
     YamlBodyParser,
+    { provide: PROVIDER_ENDPOINTS, useExisting: ProviderCredentials },
+    { provide: TOOL_CONFIG_SOURCE, useExisting: CatalogToolConfigSource },
+    { provide: MCP_CLIENT_CONFIG_SOURCE, useExisting: CatalogMcpClientConfigSource },
   ],
-  exports: EXPORTED,
+  exports: [...EXPORTED, PROVIDER_ENDPOINTS, TOOL_CONFIG_SOURCE, MCP_CLIENT_CONFIG_SOURCE],
 })
 export class CatalogModule {}

@@ -25,3 +25,15 @@ export { transcriptEntryOf } from './domain/transcript';
 export * from './api/requests';
 export type * from './api/replies';
 export { CONVERSATION_COMMANDS, type ConversationCommands } from './api/conversation-commands.port';
+export { ConversationModule } from './conversation.module';
+export {
+  ConversationRepository,
+  toEnvelope,
+  type LoadedConversation,
+  type Appended,
+} from './repository/conversation.repository';
+export { ConversationSignals } from './repository/conversation-signals';
+export { TurnScheduler } from './commands/turn-scheduler';
+export { SNAPSHOT_SOURCE, type SnapshotSource } from './commands/snapshot-source';
+export { turnReplyOf, commandReplyOf } from './commands/turn-reply';
+export { TURN_QUEUE, TIMER_QUEUE, turnJobId, type TurnJob, type TimerJob } from './turn-jobs';

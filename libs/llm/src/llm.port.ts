@@ -70,3 +70,10 @@ export interface LlmPort {
 }
 
 export const LLM_PORT = Symbol('parley.llm');
+
+/** Resolves a provider code to its endpoint and key at call time (the catalog implements it). */
+export interface ProviderEndpoints {
+  endpointFor(providerCode: string): Promise<ProviderEndpoint>;
+}
+
+export const PROVIDER_ENDPOINTS = Symbol('parley.provider-endpoints');

@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { assertCanCommand, requireRoles, type Principal } from '@parley/auth';
+import { WrongExpectedVersion } from '@parley/event-store';
+import { DomainError } from '@parley/platform';
+import { createHash } from 'node:crypto';
+import type { CommandContext } from '../api/replies';
+import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';
+import { decide } from '../domain/conversation.decide';
+import type { ConversationEvent } from '../domain/conversation.events';
+import type { ConversationState } from '../domain/conversation.state';
+import { ConversationSignals } from '../repository/conversation-signals';
+import { ConversationRepository } from '../repository/conversation.repository';
+import { TurnScheduler } from './turn-scheduler';
+
+export interface Executed {
+  state: ConversationState;
+  revision: bigint;
+  position: string;
+  events: ConversationEvent[];
+  /** The idempotency key was seen before with the same body: nothing was appended. */
+  replayed: boolean;
+}
+
+const MAX_CONFLICT_RETRIES = 5;
+
+/**
+ * What every conversation command does: load, check the caller and the idempotency key, decide,
+ * append with the expected revision (re-deciding when another writer won), then schedule.
+ */
+@Injectable()
+export class CommandRunner {
+  constructor(
+    @Inject(ConversationRepository) private readonly repository: ConversationRepository,
+    @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
+    @Inject(ConversationSignals) private readonly signals: ConversationSignals,
+  ) {}
+
+  async execute(
+    conversationId: string,
+    ctx: CommandContext,
+    body: { type: ConversationCommand['type'] } & Record<string, unknown>,
+    build: (meta: CommandMeta) => ConversationCommand,
+  ): Promise<Executed> {
+    const caller = ctx.caller as Principal;
+    requireRoles(caller, ['client', 'admin']);
+    const commandHash = ctx.idempotencyKey ? hashOf(body) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.repository.load(conversationId);
+      const { state } = loaded;
+      if (state.status !== 'none') {
+        assertCanCommand(caller, state.owner);
+        const seen = ctx.idempotencyKey ? state.commands[ctx.idempotencyKey] : undefined;
+        if (seen !== undefined) {
+          if (seen !== commandHash) {
+            throw new DomainError(
+              'IDEMPOTENCY_KEY_REUSED',
+              'This Idempotency-Key was already used with a different request.',
+              {
+                idempotencyKey: ctx.idempotencyKey,
+              },
+            );
+          }
+          const position = await this.repository.headPosition(conversationId);
+          return { state, revision: loaded.revision!, position, events: [], replayed: true };
+        }
+      }
+      const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };
+      const events = decide(build(meta), state);
+      try {
+        const appended = await this.repository.append(conversationId, loaded, events, {
+          occurredAt: meta.now,
+          actor: caller.subject,
+          commandId: ctx.idempotencyKey,
+          commandHash,
+          correlationId: ctx.correlationId,
+        });
+        await this.scheduler.afterAppend(conversationId, events, appended.revision);
+        if (events.some((e) => e.type === 'ConversationKilled' || e.type === 'ConversationPaused'))
+          this.signals.abort(conversationId);
+        return { ...appended, events, replayed: false };
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersion) || attempt >= MAX_CONFLICT_RETRIES) throw err;
+      }
+    }
+  }
+}
+
+function hashOf(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+}

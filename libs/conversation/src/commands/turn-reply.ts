@@ -1,0 +1,47 @@
+import type { CommandReply, TurnReply } from '../api/replies';
+import { type ConversationState, pendingApprovals } from '../domain/conversation.state';
+
+export function commandReplyOf(conversationId: string, state: ConversationState, position: string): CommandReply {
+  return { conversationId, status: state.status === 'none' ? 'NS' : state.status, position };
+}
+
+/** API.md's reply to a turn-running command: the turn's outcome so far. */
+export function turnReplyOf(
+  conversationId: string,
+  state: ConversationState,
+  position: string,
+  done: boolean,
+): TurnReply {
+  const base = commandReplyOf(conversationId, state, position);
+  if (state.status === 'none')
+    return { ...base, done, reply: null, usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 } };
+  const turn = state.turn;
+  const { inputTokenPrice, outputTokenPrice } = state.snapshot.model;
+  const usage = {
+    inputTokens: turn?.usage.inputTokens ?? 0,
+    outputTokens: turn?.usage.outputTokens ?? 0,
+    estimatedCost: round(
+      (turn?.usage.inputTokens ?? 0) * inputTokenPrice + (turn?.usage.outputTokens ?? 0) * outputTokenPrice,
+    ),
+  };
+  const reply = state.status === 'CO' ? (turn?.endedByTool ? turn.endedByTool.reply : (turn?.lastReply ?? null)) : null;
+  const approvals = pendingApprovals(state).map(({ id, name, arguments: args }) => ({
+    toolCallId: id,
+    name,
+    arguments: args,
+  }));
+  return {
+    ...base,
+    done,
+    reply,
+    usage,
+    ...(state.pendingQuestion
+      ? { pendingQuestion: { ...state.pendingQuestion, questions: [...state.pendingQuestion.questions] } }
+      : {}),
+    ...(approvals.length ? { pendingApprovals: approvals } : {}),
+    ...(state.status === 'CO' ? { finishReason: state.finishReason } : {}),
+    ...(state.status === 'FA' && state.error ? { error: { ...state.error } } : {}),
+  };
+}
+
+const round = (n: number) => Math.round(n * 1e9) / 1e9;

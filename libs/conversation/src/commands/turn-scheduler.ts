@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import { JOB_QUEUE, type JobQueue } from '@parley/platform';
+import type { ConversationEvent } from '../domain/conversation.events';
+import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from '../turn-jobs';
+
+/**
+ * The durable reactions to appended events: a started or resumed turn gets a turn job and a
+ * stuck watchdog; a question gets its expiry timer. Job ids make re-scheduling harmless.
+ */
+@Injectable()
+export class TurnScheduler {
+  constructor(
+    @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  async afterAppend(conversationId: string, events: readonly ConversationEvent[], lastRevision: bigint): Promise<void> {
+    const first = lastRevision - BigInt(events.length - 1);
+    for (const [i, event] of events.entries()) {
+      const revision = String(first + BigInt(i));
+      if (event.type === 'TurnStarted' || event.type === 'TurnResumed') {
+        const turnNo = event.data.turnNo;
+        await this.jobs.enqueue<TurnJob>(TURN_QUEUE, turnJobId(conversationId, revision), {
+          conversationId,
+          turnNo,
+          revision,
+        });
+        await this.watchdog(conversationId, turnNo, revision);
+      }
+      if (event.type === 'QuestionAsked') {
+        const delayMs = Math.max(0, Date.parse(event.data.expiresAt) - Date.now());
+        await this.jobs.enqueue<TimerJob>(
+          TIMER_QUEUE,
+          `expire:${conversationId}:${event.data.toolCallId}`,
+          { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
+          { delayMs },
+        );
+      }
+    }
+  }
+
+  /** Looks at a running turn again after STUCK_AFTER_MS. */
+  async watchdog(conversationId: string, turnNo: number, revision: string): Promise<void> {
+    await this.jobs.enqueue<TimerJob>(
+      TIMER_QUEUE,
+      `watchdog:${conversationId}:${revision}`,
+      { kind: 'watchdog', conversationId, turnNo, revision },
+      { delayMs: this.config.turn.stuckAfterMs },
+    );
+  }
+}

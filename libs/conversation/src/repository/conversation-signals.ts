@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+
+/**
+ * In-process notifications about conversations: a stream was appended to (wakes waiters), or
+ * a running turn must stop now (kill). Other processes notice the same through the store.
+ */
+@Injectable()
+export class ConversationSignals {
+  private readonly emitter = new EventEmitter().setMaxListeners(0);
+
+  appended(conversationId: string): void {
+    this.emitter.emit(`appended:${conversationId}`);
+  }
+
+  onAppended(conversationId: string, listener: () => void): () => void {
+    this.emitter.on(`appended:${conversationId}`, listener);
+    return () => this.emitter.off(`appended:${conversationId}`, listener);
+  }
+
+  abort(conversationId: string): void {
+    this.emitter.emit(`abort:${conversationId}`);
+  }
+
+  onAbort(conversationId: string, listener: () => void): () => void {
+    this.emitter.on(`abort:${conversationId}`, listener);
+    return () => this.emitter.off(`abort:${conversationId}`, listener);
+  }
+}

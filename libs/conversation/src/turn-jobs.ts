@@ -1,0 +1,16 @@
+/** The durable jobs a conversation schedules (BullMQ or in-process): turns and timers. */
+export const TURN_QUEUE = 'turns';
+export const TIMER_QUEUE = 'timers';
+
+/** Run (or continue) turn `turnNo`; `revision` is the TurnStarted/TurnResumed event's, so each request runs once. */
+export interface TurnJob {
+  conversationId: string;
+  turnNo: number;
+  revision: string;
+}
+
+export type TimerJob =
+  | { kind: 'question-expiry'; conversationId: string; toolCallId: string }
+  | { kind: 'watchdog'; conversationId: string; turnNo: number; revision: string };
+
+export const turnJobId = (conversationId: string, revision: bigint | string) => `turn:${conversationId}:${revision}`;

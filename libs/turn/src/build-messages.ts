@@ -1,0 +1,58 @@
+import type { ExistingConversation, TranscriptEntry } from '@parley/conversation';
+import type { LlmContentPart, LlmMessage } from '@parley/llm';
+
+/**
+ * The messages a model call sends: the frozen system prompt, then the transcript as the
+ * memory strategy keeps it. A window never splits an assistant's tool calls from their results,
+ * and a tool call left without a result (an interrupted turn) gets one, as providers require.
+ */
+export function buildMessages(c: ExistingConversation): LlmMessage[] {
+  const entries = remembered(c).filter((m) => m.role !== 'QU');
+  const messages: LlmMessage[] = c.snapshot.systemPrompt ? [{ role: 'system', content: c.snapshot.systemPrompt }] : [];
+  const answered = new Set(entries.filter((m) => m.role === 'TO').map((m) => m.toolCallId));
+  for (const m of entries) {
+    if (m.role === 'US') messages.push({ role: 'user', content: userContent(m, c.snapshot.model.capabilities) });
+    if (m.role === 'TO') messages.push({ role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' });
+    if (m.role === 'AS') {
+      messages.push({
+        role: 'assistant',
+        content: m.content,
+        ...(m.toolCalls?.length ? { toolCalls: m.toolCalls } : {}),
+      });
+      for (const call of m.toolCalls ?? []) {
+        if (!answered.has(call.id) && !pendingInThisTurn(c, call.id)) {
+          messages.push({ role: 'tool', toolCallId: call.id, content: 'The tool call did not complete.' });
+        }
+      }
+    }
+  }
+  return messages;
+}
+
+function remembered(c: ExistingConversation): TranscriptEntry[] {
+  const { kind, windowSize } = c.snapshot.memory;
+  const all = c.transcript;
+  if (kind === 'FULL') return all;
+  const currentTurn = c.turn?.no ?? 0;
+  let start =
+    kind === 'NONE' ? all.findIndex((m) => m.turnNo === currentTurn) : Math.max(0, all.length - (windowSize ?? 20));
+  if (start < 0) start = all.length;
+  // Move back over tool results so the window starts at the assistant message that asked for them.
+  while (start > 0 && start < all.length && all[start].role === 'TO') start--;
+  return all.slice(start);
+}
+
+function pendingInThisTurn(c: ExistingConversation, callId: string): boolean {
+  return c.turn?.toolCalls.some((t) => t.id === callId) ?? false;
+}
+
+function userContent(m: TranscriptEntry, capabilities: string[]): string | LlmContentPart[] {
+  const text = m.content ?? '';
+  if (!m.attachments?.length) return text;
+  const parts: LlmContentPart[] = [{ type: 'text', text }];
+  for (const a of m.attachments) {
+    if (a.mediaType.startsWith('image/') && capabilities.includes('VI')) parts.push({ type: 'image_url', url: a.url });
+    else parts.push({ type: 'text', text: `[Attachment ${a.mediaType}: ${a.url}]` });
+  }
+  return parts;
+}

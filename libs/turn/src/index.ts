@@ -1,0 +1,6 @@
+export { TurnModule } from './turn.module';
+export { TurnRunner } from './turn-runner';
+export { TimerRunner } from './timer-runner';
+export { TurnWorker } from './turn-worker';
+export { RuntimeSnapshotSource } from './runtime-snapshot-source';
+export { buildMessages } from './build-messages';

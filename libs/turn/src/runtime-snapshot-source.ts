@@ -1,0 +1,38 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SnapshotResolver } from '@parley/catalog';
+import type { ConversationSnapshot, SnapshotSource } from '@parley/conversation';
+import { McpPool } from '@parley/mcp';
+import { DomainError } from '@parley/platform';
+
+/**
+ * The snapshot a new conversation freezes: the catalog's resolution plus the tools its MCP
+ * clients list right now, so a replay never depends on what a server offers later.
+ */
+@Injectable()
+export class RuntimeSnapshotSource implements SnapshotSource {
+  constructor(
+    @Inject(SnapshotResolver) private readonly resolver: SnapshotResolver,
+    @Inject(McpPool) private readonly mcp: McpPool,
+  ) {}
+
+  async resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot> {
+    const snapshot = await this.resolver.resolve(agentCode, actionCode);
+    const clients = snapshot.mcpClients ?? [];
+    if (clients.length === 0) return snapshot;
+    const listed = await Promise.all(
+      clients.map((name) =>
+        this.mcp.listTools(name).catch((err: unknown) => {
+          throw new DomainError(
+            'SERVICE_UNAVAILABLE',
+            `MCP client '${name}' could not list its tools: ${(err as Error).message}`,
+            {
+              mcpClient: name,
+            },
+          );
+        }),
+      ),
+    );
+    const names = new Set(snapshot.tools.map((t) => t.name));
+    return { ...snapshot, tools: [...snapshot.tools, ...listed.flat().filter((t) => !names.has(t.name))] };
+  }
+}

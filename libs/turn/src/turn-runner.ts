@@ -1,0 +1,149 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { TurnSlots } from '@parley/auth';
+import { CONFIG, type Config } from '@parley/config';
+import {
+  ConversationRepository,
+  ConversationSignals,
+  type ConversationEvent,
+  type TurnJob,
+  TurnScheduler,
+} from '@parley/conversation';
+import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
+import { MetricsService } from '@parley/observability';
+import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
+import { ToolExecutor } from '@parley/tools';
+import { modelStep } from './model-step';
+import { toolStep, unresolvedCalls } from './tool-step';
+import { TurnContext, TurnPreempted } from './turn-context';
+import type { TurnDeps, TurnEnd } from './turn-ports';
+
+const WATCH_MS = 250;
+
+/**
+ * Runs one turn job: folds the stream and works from the last recorded step (so a job that
+ * runs again after a crash continues where the dead worker stopped), calling the model and
+ * tools until the model stops, a limit is hit, or a human must answer.
+ */
+@Injectable()
+export class TurnRunner {
+  private readonly logger = new Logger('TurnRunner');
+  private readonly deps: TurnDeps;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    @Inject(ConversationRepository) repository: ConversationRepository,
+    @Inject(ConversationSignals) signals: ConversationSignals,
+    @Inject(TurnScheduler) scheduler: TurnScheduler,
+    @Inject(LlmClient) llm: LlmClient,
+    @Inject(PROVIDER_ENDPOINTS) endpoints: ProviderEndpoints,
+    @Inject(ToolExecutor) tools: ToolExecutor,
+    @Optional() @Inject(LIVE_DELTAS) live?: LiveDeltas,
+    @Optional() @Inject(MetricsService) metrics?: MetricsService,
+    @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
+  ) {
+    this.deps = { config, repository, signals, scheduler, llm, endpoints, tools, live, metrics };
+  }
+
+  async run(job: TurnJob): Promise<void> {
+    const loaded = await this.deps.repository.load(job.conversationId);
+    const s = loaded.state;
+    if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
+    const ctx = new TurnContext(
+      job.conversationId,
+      this.deps.repository,
+      loaded,
+      `turn:${job.conversationId}:${job.turnNo}`,
+    );
+    const abort = new AbortController();
+    const stopWatching = this.watch(ctx, abort);
+    try {
+      const end = await this.loop(ctx, abort.signal);
+      if (end) await this.finish(ctx, end);
+    } catch (err) {
+      if (!(err instanceof TurnPreempted) && !abort.signal.aborted) throw err;
+      this.logger.log(`turn ${job.turnNo} of ${job.conversationId} stopped: the conversation changed under it`);
+    } finally {
+      stopWatching();
+      const state = ctx.state;
+      if (state.status !== 'RU') await this.slots?.release(state.owner, state.id).catch(() => undefined);
+    }
+  }
+
+  private async loop(ctx: TurnContext, signal: AbortSignal): Promise<TurnEnd | null> {
+    const deadline = Date.parse(ctx.state.turn!.startedAt) + ctx.state.snapshot.limits.turnTimeoutMs;
+    for (;;) {
+      const c = ctx.state;
+      if (c.status !== 'RU' || signal.aborted) return null;
+      const turn = c.turn!;
+      if (Date.now() > deadline)
+        return failed(
+          'LLM_LIMIT_EXCEEDED',
+          `The turn ran past its time budget of ${c.snapshot.limits.turnTimeoutMs} ms.`,
+        );
+      if (turn.consecutiveToolFailures >= 2) return failed('TOOL_ERRORS', 'Two tool calls in a row failed.');
+      if (unresolvedCalls(c).length > 0) {
+        if ((await toolStep(ctx, this.deps, signal)) === 'wait') return null;
+        continue;
+      }
+      if (turn.endedByTool) return { kind: 'completed' };
+      const last = c.transcript.at(-1);
+      if (last?.role === 'AS' && last.turnNo === turn.no && !last.toolCalls?.length) return { kind: 'completed' };
+      if (turn.modelCalls > c.snapshot.limits.maxToolRounds) {
+        return failed(
+          'LLM_LIMIT_EXCEEDED',
+          `The model asked for tools more than ${c.snapshot.limits.maxToolRounds} rounds in a row.`,
+        );
+      }
+      const end = await modelStep(ctx, this.deps, signal);
+      if (end) return end.kind === 'completed' ? null : end;
+    }
+  }
+
+  private async finish(ctx: TurnContext, end: TurnEnd): Promise<void> {
+    const c = ctx.state;
+    if (c.status !== 'RU') return;
+    const turn = c.turn!;
+    let event: ConversationEvent;
+    if (end.kind === 'failed') {
+      event = { type: 'ConversationFailed', data: { turnNo: turn.no, code: end.code, message: end.message } };
+    } else if (end.kind === 'completed') {
+      const reply = turn.endedByTool ? turn.endedByTool.reply : turn.lastReply;
+      event = {
+        type: 'ConversationCompleted',
+        data: {
+          turnNo: turn.no,
+          finishReason: turn.lastFinishReason ?? 'ST',
+          reply,
+          responseModel: turn.responseModel,
+        },
+      };
+    } else return;
+    await ctx.append([event]);
+  }
+
+  /** Stops the turn within a second of a kill or pause: in-process signal, or a stream written by someone else. */
+  private watch(ctx: TurnContext, abort: AbortController): () => void {
+    const off = this.deps.signals.onAbort(ctx.conversationId, () => abort.abort());
+    const timer = setInterval(() => {
+      this.deps.repository
+        .currentRevision(ctx.conversationId)
+        .then(async (revision) => {
+          if (revision === null || revision === ctx.revision) return;
+          const { state } = await this.deps.repository.load(ctx.conversationId);
+          if (state.status !== 'RU') abort.abort();
+        })
+        .catch(() => undefined);
+    }, WATCH_MS);
+    timer.unref();
+    return () => {
+      off();
+      clearInterval(timer);
+    };
+  }
+}
+
+const failed = (code: Extract<TurnEnd, { kind: 'failed' }>['code'], message: string): TurnEnd => ({
+  kind: 'failed',
+  code,
+  message,
+});

@@ -1,0 +1,25 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { TIMER_QUEUE, TURN_QUEUE, type TimerJob, type TurnJob } from '@parley/conversation';
+import { JOB_QUEUE, type JobQueue } from '@parley/platform';
+import { newTraceId, runWithContext } from '@parley/observability';
+import { TimerRunner } from './timer-runner';
+import { TurnRunner } from './turn-runner';
+
+/** Consumes the turn and timer queues in this process (the worker app, or the all-in-one server). */
+@Injectable()
+export class TurnWorker implements OnApplicationBootstrap {
+  constructor(
+    @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
+    @Inject(TurnRunner) private readonly turns: TurnRunner,
+    @Inject(TimerRunner) private readonly timers: TimerRunner,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.jobs.process<TurnJob>(
+      TURN_QUEUE,
+      (job) => runWithContext({ traceId: newTraceId() }, () => this.turns.run(job)),
+      { concurrency: 64 },
+    );
+    await this.jobs.process<TimerJob>(TIMER_QUEUE, (job) => this.timers.run(job), { concurrency: 8 });
+  }
+}

@@ -1,0 +1,82 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CatalogService } from '@parley/catalog';
+import { type Config, loadConfig } from '@parley/config';
+import { createLogger } from '@parley/observability';
+import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import { createHttpApp } from '@parley/transport';
+import { randomBytes } from 'node:crypto';
+import { AppModule } from '../../apps/server/src/app.module';
+import { testCatalog } from './test-catalog';
+
+export const ADMIN_KEY = 'pk_test_admin_key_0123456789abcdef';
+
+export interface ParleyUnderTest {
+  url: string;
+  config: Config;
+  app: NestFastifyApplication;
+  simulator: Simulator;
+  db: TestDatabase;
+  /** HTTP call as `key` (default: the admin key); returns status and parsed body. */
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The all-in-one server on a fresh database, real Redis and NATS (unique prefix), with the
+ * simulator as its model and the test catalog applied — driven over real HTTP.
+ */
+export async function startParley(
+  label: string,
+  env: Record<string, string> = {},
+  catalog?: (simUrl: string) => unknown,
+): Promise<ParleyUnderTest> {
+  const db = await createTestDatabase(label);
+  const simulator = await startSimulator();
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    NATS_URL: 'nats://127.0.0.1:4222',
+    PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    ...env,
+  });
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  await app.get(CatalogService).apply((catalog ?? testCatalog)(simulator.url), { dryRun: false });
+  const call: ParleyUnderTest['call'] = async (method, path, body, headers = {}) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+  return {
+    url,
+    config,
+    app,
+    simulator,
+    db,
+    call,
+    close: async () => {
+      await app.close();
+      await simulator.close();
+      await db.drop();
+    },
+  };
+}
