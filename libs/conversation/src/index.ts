@@ -22,6 +22,7 @@ export { decide, nextSequence } from './domain/conversation.decide';
 export { evolve, fold } from './domain/conversation.evolve';
 export { conversationDecider } from './domain/conversation.decider';
 export { transcriptEntryOf } from './domain/transcript';
+export { repositoryOf, type ToolRepository, type ToolRepositoryOptions } from './domain/tool-repositories';
 export * from './api/requests';
 export type * from './api/replies';
 export { CONVERSATION_COMMANDS, type ConversationCommands } from './api/conversation-commands.port';

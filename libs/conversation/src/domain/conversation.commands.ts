@@ -1,5 +1,6 @@
 import type { ConversationSnapshot } from '../snapshot';
 import type { Attachment } from './conversation.events';
+import type { ToolRepository } from './tool-repositories';
 
 /** Who sends a command, when, and under which idempotency key. Time and ids come from here. */
 export interface CommandMeta {
@@ -29,6 +30,10 @@ export type KillConversation = Command<'KillConversation', { reason: string | nu
 export type PauseConversation = Command<'PauseConversation', { reason: string | null }>;
 export type ResumeConversation = Command<'ResumeConversation', Record<string, never>>;
 export type RecoverConversation = Command<'RecoverConversation', Record<string, never>>;
+/** Tools arrive resolved (catalog codes turned into definitions by the handler). */
+export type AddToolRepository = Command<'AddToolRepository', ToolRepository>;
+export type ChangeToolRepository = Command<'ChangeToolRepository', ToolRepository>;
+export type RemoveToolRepository = Command<'RemoveToolRepository', { repositoryId: string }>;
 
 export type ConversationCommand =
   | StartConversation
@@ -40,6 +45,9 @@ export type ConversationCommand =
   | KillConversation
   | PauseConversation
   | ResumeConversation
-  | RecoverConversation;
+  | RecoverConversation
+  | AddToolRepository
+  | ChangeToolRepository
+  | RemoveToolRepository;
 
 export type ConversationCommandType = ConversationCommand['type'];

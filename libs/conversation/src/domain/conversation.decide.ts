@@ -2,6 +2,7 @@ import { DomainError } from '@parley/platform';
 import type { ConversationCommand, SendMessage, SubmitAnswers } from './conversation.commands';
 import type { ConversationEvent } from './conversation.events';
 import { type ConversationState, type ExistingConversation, pendingApprovals, type Status } from './conversation.state';
+import { decideToolRepository } from './tool-repositories';
 
 /**
  * The conversation decider: which events a command causes in a given state, or a refusal with
@@ -77,6 +78,10 @@ export function decide(command: ConversationCommand, state: ConversationState): 
       notClosed(state);
       if (state.status !== 'ST' || !state.turn) throw refusal('CONFLICT', state, 'is not stuck');
       return [{ type: 'TurnResumed', data: { turnNo: state.turn.no, reason: 'recover' } }];
+    case 'AddToolRepository':
+    case 'ChangeToolRepository':
+    case 'RemoveToolRepository':
+      return decideToolRepository(command, state, (code, why) => refusal(code, state, why));
     default:
       return assertNever(command);
   }

@@ -1,4 +1,5 @@
 import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
+import type { ToolRepository } from './tool-repositories';
 
 /** Seed 000 finish reasons: ST stop, LE length, CF content filter, TC tool calls, OT other. */
 export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
@@ -169,6 +170,14 @@ export type ConversationKilled = Event<'ConversationKilled', { reason: string | 
 export type ConversationPaused = Event<'ConversationPaused', { reason: string | null }>;
 export type ConversationResumed = Event<'ConversationResumed', Record<string, never>>;
 export type SkillDisclosed = Event<'SkillDisclosed', { turnNo: number; skillCode: string; tools: ToolDefinition[] }>;
+export type ToolRepositoryAdded = Event<'ToolRepositoryAdded', ToolRepository>;
+/** The repository's options and tools, replaced as a whole. */
+export type ToolRepositoryChanged = Event<'ToolRepositoryChanged', ToolRepository>;
+/** `triggered`: a tool of a triggerOnce repository completed; `triggeredBy` is that tool call's id. */
+export type ToolRepositoryRemoved = Event<
+  'ToolRepositoryRemoved',
+  { repositoryId: string; reason: 'removed' | 'triggered'; triggeredBy?: string }
+>;
 
 export type ConversationEvent =
   | ConversationStarted
@@ -196,7 +205,10 @@ export type ConversationEvent =
   | ConversationKilled
   | ConversationPaused
   | ConversationResumed
-  | SkillDisclosed;
+  | SkillDisclosed
+  | ToolRepositoryAdded
+  | ToolRepositoryChanged
+  | ToolRepositoryRemoved;
 
 export type ConversationEventType = ConversationEvent['type'];
 

@@ -22,6 +22,7 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
       snapshot: d.snapshot,
       transcript: [],
       disclosedTools: [],
+      toolRepositories: [],
       turn: null,
       pendingQuestion: null,
       usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 },
@@ -139,6 +140,20 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
       return c.status === 'PA' ? withStatus(c, c.pausedFrom) : c;
     case 'SkillDisclosed':
       return { ...c, disclosedTools: [...c.disclosedTools, ...event.data.tools] };
+    case 'ToolRepositoryAdded':
+      return { ...c, toolRepositories: [...c.toolRepositories, { ...event.data }] };
+    case 'ToolRepositoryChanged':
+      return {
+        ...c,
+        toolRepositories: c.toolRepositories.map((r) =>
+          r.repositoryId === event.data.repositoryId ? { ...event.data } : r,
+        ),
+      };
+    case 'ToolRepositoryRemoved':
+      return {
+        ...c,
+        toolRepositories: c.toolRepositories.filter((r) => r.repositoryId !== event.data.repositoryId),
+      };
     default:
       return assertNever(event);
   }

@@ -8,6 +8,7 @@ import type {
   ToolCallRef,
   Usage,
 } from './conversation.events';
+import type { ToolRepository } from './tool-repositories';
 
 /** Seed 000 process statuses. */
 export type Status = 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
@@ -74,6 +75,8 @@ export interface ConversationData {
   transcript: TranscriptEntry[];
   /** Tools disclosed during the conversation (progressive disclosure), on top of the snapshot's. */
   disclosedTools: ToolDefinition[];
+  /** Conversation-level tool repositories (seed 002), in the order they were added. */
+  toolRepositories: ToolRepository[];
   turn: TurnProgress | null;
   /** Set while the model's AskUserQuestion waits for answers. */
   pendingQuestion: PendingQuestion | null;
@@ -106,8 +109,19 @@ export type ExistingConversation = Exclude<ConversationState, { status: 'none' }
 
 export const initialState = (): ConversationState => ({ status: 'none' });
 
-/** Every tool the model may call in this conversation: the snapshot's plus the disclosed ones. */
-export const availableTools = (c: ConversationData): ToolDefinition[] => [...c.snapshot.tools, ...c.disclosedTools];
+/**
+ * Every tool the model may call now: the snapshot's, the disclosed ones and the repositories'.
+ * An exclusive repository narrows the offer to the exclusive repositories' tools, plus
+ * AskUserQuestion so the model can still ask for what those tools need.
+ */
+export function availableTools(c: ConversationData): ToolDefinition[] {
+  const exclusive = c.toolRepositories.filter((r) => r.options.exclusive);
+  if (exclusive.length > 0) {
+    const ask = c.snapshot.tools.filter((t) => t.kind === 'ask_user_question');
+    return [...exclusive.flatMap((r) => r.tools), ...ask];
+  }
+  return [...c.snapshot.tools, ...c.disclosedTools, ...c.toolRepositories.flatMap((r) => r.tools)];
+}
 
 export const pendingApprovals = (c: ConversationData): TurnToolCall[] =>
   c.turn?.toolCalls.filter((t) => t.status === 'awaiting_approval') ?? [];
