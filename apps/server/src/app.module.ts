@@ -6,6 +6,7 @@ import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
 import { LiveDeltasModule } from '@parley/read-models';
+import { ToolMetricsModule } from '@parley/tools';
 import { ConversationCommandsController } from '@parley/transport';
 import { TurnModule } from '@parley/turn';
 
@@ -27,6 +28,7 @@ export class AppModule {
         QueueModule.forRoot(),
         EventStoreModule.forRoot(),
         ObservabilityModule,
+        ToolMetricsModule,
         AuthModule,
         CatalogModule,
         LiveDeltasModule,

@@ -7,6 +7,7 @@ import { DecideToolCallHandler } from './commands/decide-tool-call/decide-tool-c
 import { SendMessageHandler } from './commands/send-message/send-message.handler';
 import { StartConversationHandler } from './commands/start-conversation/start-conversation.handler';
 import { SubmitAnswersHandler } from './commands/submit-answers/submit-answers.handler';
+import { ToolRepositoriesHandler } from './commands/tool-repositories/tool-repositories.handler';
 import { TurnCommand } from './commands/turn-command';
 import { TurnScheduler } from './commands/turn-scheduler';
 import { TurnWaiter } from './commands/turn-waiter';
@@ -31,6 +32,7 @@ import { ConversationRepository } from './repository/conversation.repository';
     SubmitAnswersHandler,
     DecideToolCallHandler,
     ChangeLifecycleHandler,
+    ToolRepositoriesHandler,
     ConversationCommandsService,
     { provide: CONVERSATION_COMMANDS, useExisting: ConversationCommandsService },
   ],

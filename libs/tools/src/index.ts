@@ -10,6 +10,7 @@ export {
 } from './tool-outcome';
 export { ToolExecutor } from './tool-executor';
 export { ToolsModule } from './tools.module';
+export { ToolMetricsModule } from './tool-metrics.module';
 export { ToolRegistry, type RegisteredTool } from './registry/tool-registry';
 export {
   ParleyTool,

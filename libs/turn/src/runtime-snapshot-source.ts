@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SnapshotResolver } from '@parley/catalog';
-import type { ConversationSnapshot, SnapshotSource } from '@parley/conversation';
+import type { ConversationSnapshot, SnapshotSource, ToolDefinition } from '@parley/conversation';
 import { McpPool } from '@parley/mcp';
 import { DomainError } from '@parley/platform';
 
@@ -34,5 +34,9 @@ export class RuntimeSnapshotSource implements SnapshotSource {
     );
     const names = new Set(snapshot.tools.map((t) => t.name));
     return { ...snapshot, tools: [...snapshot.tools, ...listed.flat().filter((t) => !names.has(t.name))] };
+  }
+
+  resolveTools(toolCodes: string[]): Promise<ToolDefinition[]> {
+    return this.resolver.resolveTools(toolCodes);
   }
 }

@@ -3,6 +3,7 @@ import {
   type ConversationEvent,
   type ExistingConversation,
   type Question,
+  repositoryOf,
   type ToolDefinition,
   type TurnToolCall,
 } from '@parley/conversation';
@@ -60,9 +61,11 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
         data: { turnNo, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: def.kind },
       },
     ]);
+    const repositoryId = repositoryOf(c, def.name)?.repositoryId;
     const outcome = await deps.tools.execute(def, call.arguments, {
       conversationId: c.id,
       appId: c.snapshot.applicationCode,
+      ...(repositoryId ? { repositoryId } : {}),
       toolCallId: call.id,
       signal,
       timeoutMs: deps.config.turn.toolCallTimeoutMs,
@@ -84,9 +87,11 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
 
 const nextSequence = (c: ExistingConversation) => (c.transcript.at(-1)?.sequence ?? 0) + 1;
 
+/** A completed call of a triggerOnce repository's tool removes that repository in the same append. */
 async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome): Promise<void> {
   if (!outcome.ok) return fail(ctx, call, outcome.error.code, outcome.error.message, outcome.durationMs);
   const c = ctx.state;
+  const triggered = repositoryOf(c, call.name);
   await ctx.append([
     {
       type: 'ToolCallCompleted',
@@ -102,6 +107,14 @@ async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome
         ...(outcome.skipResponse ? { skipResponse: true } : {}),
       },
     },
+    ...(triggered?.options.triggerOnce
+      ? [
+          {
+            type: 'ToolRepositoryRemoved' as const,
+            data: { repositoryId: triggered.repositoryId, reason: 'triggered' as const, triggeredBy: call.id },
+          },
+        ]
+      : []),
   ]);
 }
 

@@ -110,6 +110,16 @@ describe('SnapshotResolver', () => {
     expect([action.code, action.details]).toEqual(['NOT_FOUND', { action: 'NOTHING' }]);
   });
 
+  it('resolves catalog tool codes into definitions for a tool repository, naming unknown codes', async () => {
+    const [tool] = await resolver.resolveTools(['ORDER_STATUS']);
+    expect(tool).toMatchObject({ name: 'ORDER_STATUS', kind: 'in_process', ref: 'ORDER_STATUS', idempotent: true });
+    expect(tool.parameters).toMatchObject({ type: 'object', required: ['orderId'] });
+    const error = (await resolver
+      .resolveTools(['ORDER_STATUS', 'NOPE', 'NADA'])
+      .catch((e: unknown) => e)) as DomainError;
+    expect([error.code, error.details]).toEqual(['NOT_FOUND', { tools: ['NOPE', 'NADA'] }]);
+  });
+
   it('refuses an action whose model is inactive', async () => {
     await t.dataSource.query(`update cat_models set status = 'inactive' where code = 'SIM-CHAT'`);
     try {

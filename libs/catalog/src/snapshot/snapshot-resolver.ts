@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type { ConversationSnapshot, DisclosableSkill, MemoryStrategy, TurnLimits } from '@parley/conversation';
+import type {
+  ConversationSnapshot,
+  DisclosableSkill,
+  MemoryStrategy,
+  ToolDefinition,
+  TurnLimits,
+} from '@parley/conversation';
 import { DomainError } from '@parley/platform';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import type { Row } from '../model/entity-schemas';
@@ -49,20 +55,17 @@ export class SnapshotResolver {
       ),
     );
     const toolCodes = unique([...(action.tools as string[]), ...skills.flatMap((s) => s.tools as string[])]);
-    const tools = new Map(records(await r.many('tools', toolCodes)).map((t) => [t.code as string, t]));
+    const definitions = await this.definitionsOf(toolCodes);
     const schemaLinks = action.schemas as SchemaLink[];
-    const schemaCodes = unique([
-      ...schemaLinks.map((s) => s.domainSchema),
-      ...[...tools.values()].map((t) => t.llmSchemaInput as string | null).filter((c): c is string => !!c),
-    ]);
-    const documents = new Map(records(await r.many('domainSchemas', schemaCodes)).map((s) => [s.code as string, s]));
+    const documents = new Map(
+      records(await r.many('domainSchemas', unique(schemaLinks.map((s) => s.domainSchema)))).map((s) => [
+        s.code as string,
+        s,
+      ]),
+    );
     const mcpClients = records(await r.many('mcpClients', action.mcpClients as string[]));
 
-    const definitionOf = (code: string) => {
-      const tool = tools.get(code)!;
-      const input = tool.llmSchemaInput ? documents.get(tool.llmSchemaInput as string) : undefined;
-      return toolDefinition(tool, (input?.jsonSchema as Record<string, unknown>) ?? null);
-    };
+    const definitionOf = (code: string) => definitions.get(code)!;
     const disclosure = new Map(skillLinks.map((s) => [s.skill, s.disclosure]));
     const promptSkills: PromptSkill[] = skills.map((s) => ({
       code: s.code as string,
@@ -132,6 +135,35 @@ export class SnapshotResolver {
       },
     };
     return deepFreeze(snapshot);
+  }
+
+  /**
+   * Catalog tools by code, as the model sees them: the tools of a repository a client adds to a
+   * running conversation (seed 002). An unknown code is named.
+   */
+  async resolveTools(codes: string[]): Promise<ToolDefinition[]> {
+    const definitions = await this.definitionsOf(unique(codes));
+    const missing = unique(codes).filter((c) => !definitions.has(c));
+    if (missing.length > 0) {
+      const list = missing.map((c) => `'${c}'`).join(', ');
+      throw new DomainError('NOT_FOUND', `No catalog tool has the code ${list}.`, { tools: missing });
+    }
+    return codes.map((c) => definitions.get(c)!);
+  }
+
+  /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters. */
+  private async definitionsOf(codes: string[]): Promise<Map<string, ToolDefinition>> {
+    const tools = records(await this.reader.many('tools', codes));
+    const inputCodes = unique(tools.map((t) => t.llmSchemaInput as string | null).filter((c): c is string => !!c));
+    const inputs = new Map(
+      records(await this.reader.many('domainSchemas', inputCodes)).map((s) => [s.code as string, s.jsonSchema]),
+    );
+    return new Map(
+      tools.map((tool) => {
+        const input = tool.llmSchemaInput ? inputs.get(tool.llmSchemaInput as string) : undefined;
+        return [tool.code as string, toolDefinition(tool, (input as Record<string, unknown> | undefined) ?? null)];
+      }),
+    );
   }
 
   /** Each limit from the action's configuration where it sets one, else the service default. */

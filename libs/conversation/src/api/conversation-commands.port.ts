@@ -1,5 +1,7 @@
 import type { CommandContext, CommandReply, TurnReply } from './replies';
 import type {
+  AddToolRepositoryRequest,
+  ChangeToolRepositoryRequest,
   LifecycleRequest,
   SendMessageRequest,
   StartConversationRequest,
@@ -32,6 +34,18 @@ export interface ConversationCommands {
   pause(conversationId: string, input: LifecycleRequest, ctx: CommandContext): Promise<CommandReply>;
   resume(conversationId: string, input: LifecycleRequest, ctx: CommandContext): Promise<TurnReply>;
   recover(conversationId: string, input: LifecycleRequest, ctx: CommandContext): Promise<TurnReply>;
+  addToolRepository(
+    conversationId: string,
+    input: AddToolRepositoryRequest,
+    ctx: CommandContext,
+  ): Promise<CommandReply>;
+  changeToolRepository(
+    conversationId: string,
+    repositoryId: string,
+    input: ChangeToolRepositoryRequest,
+    ctx: CommandContext,
+  ): Promise<CommandReply>;
+  removeToolRepository(conversationId: string, repositoryId: string, ctx: CommandContext): Promise<CommandReply>;
 }
 
 export const CONVERSATION_COMMANDS = Symbol('parley.conversation-commands');

@@ -40,8 +40,29 @@ export const toolCallDecisionRequest = z.strictObject({ reason, ...waitOptions }
 
 export const lifecycleRequest = z.strictObject({ reason });
 
+/** Seed 002's repository: options and the catalog codes of its tools. */
+const toolRepositoryBody = {
+  options: z
+    .strictObject({ triggerOnce: z.boolean().default(false), exclusive: z.boolean().default(false) })
+    .default({ triggerOnce: false, exclusive: false }),
+  tools: z.array(code(12)).min(1).max(64),
+};
+
+export const repositoryIdSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+
+export const addToolRepositoryRequest = z.strictObject({ repositoryId: repositoryIdSchema, ...toolRepositoryBody });
+
+export const changeToolRepositoryRequest = z.strictObject(toolRepositoryBody);
+
 export type StartConversationRequest = z.output<typeof startConversationRequest>;
 export type SendMessageRequest = z.output<typeof sendMessageRequest>;
 export type SubmitAnswersRequest = z.output<typeof submitAnswersRequest>;
 export type ToolCallDecisionRequest = z.output<typeof toolCallDecisionRequest>;
 export type LifecycleRequest = z.output<typeof lifecycleRequest>;
+export type AddToolRepositoryRequest = z.output<typeof addToolRepositoryRequest>;
+export type ChangeToolRepositoryRequest = z.output<typeof changeToolRepositoryRequest>;

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ConversationCommands } from '../api/conversation-commands.port';
 import type { CommandContext } from '../api/replies';
 import type {
+  AddToolRepositoryRequest,
+  ChangeToolRepositoryRequest,
   LifecycleRequest,
   SendMessageRequest,
   StartConversationRequest,
@@ -13,6 +15,7 @@ import { DecideToolCallHandler } from './decide-tool-call/decide-tool-call.handl
 import { SendMessageHandler } from './send-message/send-message.handler';
 import { StartConversationHandler } from './start-conversation/start-conversation.handler';
 import { SubmitAnswersHandler } from './submit-answers/submit-answers.handler';
+import { ToolRepositoriesHandler } from './tool-repositories/tool-repositories.handler';
 
 /** The conversation commands as HTTP, NATS and the CLI call them: one method per command. */
 @Injectable()
@@ -23,6 +26,7 @@ export class ConversationCommandsService implements ConversationCommands {
     @Inject(SubmitAnswersHandler) private readonly answers: SubmitAnswersHandler,
     @Inject(DecideToolCallHandler) private readonly decisions: DecideToolCallHandler,
     @Inject(ChangeLifecycleHandler) private readonly lifecycle: ChangeLifecycleHandler,
+    @Inject(ToolRepositoriesHandler) private readonly repositories: ToolRepositoriesHandler,
   ) {}
 
   start(input: StartConversationRequest, ctx: CommandContext) {
@@ -54,5 +58,14 @@ export class ConversationCommandsService implements ConversationCommands {
   }
   recover(id: string, _input: LifecycleRequest, ctx: CommandContext) {
     return this.lifecycle.restart('RecoverConversation', id, ctx);
+  }
+  addToolRepository(id: string, input: AddToolRepositoryRequest, ctx: CommandContext) {
+    return this.repositories.add(id, input, ctx);
+  }
+  changeToolRepository(id: string, repositoryId: string, input: ChangeToolRepositoryRequest, ctx: CommandContext) {
+    return this.repositories.change(id, repositoryId, input, ctx);
+  }
+  removeToolRepository(id: string, repositoryId: string, ctx: CommandContext) {
+    return this.repositories.remove(id, repositoryId, ctx);
   }
 }

@@ -1,8 +1,10 @@
-import type { ConversationSnapshot } from '../snapshot';
+import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
 
 /** Resolves (agent, action) into the snapshot a new conversation freezes (catalog + MCP tools). */
 export interface SnapshotSource {
   resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot>;
+  /** Catalog tool codes as definitions, for a tool repository; NOT_FOUND names unknown codes. */
+  resolveTools(toolCodes: string[]): Promise<ToolDefinition[]>;
 }
 
 export const SNAPSHOT_SOURCE = Symbol('parley.snapshot-source');

@@ -1,6 +1,8 @@
-import { Body, Controller, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Headers, HttpCode, Inject, Param, Post, Put, Res } from '@nestjs/common';
 import { CurrentPrincipal, type Principal, Roles } from '@parley/auth';
 import {
+  addToolRepositoryRequest,
+  changeToolRepositoryRequest,
   CONVERSATION_COMMANDS,
   type CommandContext,
   type ConversationCommands,
@@ -140,6 +142,40 @@ export class ConversationCommandsController {
     @Headers('idempotency-key') key?: string,
   ) {
     return turn(res, await this.commands.recover(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key)));
+  }
+
+  @Post(':id/tool-repositories')
+  @HttpCode(201)
+  addToolRepository(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() caller: Principal,
+    @Headers('idempotency-key') key?: string,
+  ) {
+    const input = parseOrThrow(addToolRepositoryRequest, body ?? {});
+    return this.commands.addToolRepository(id, input, context(caller, key));
+  }
+
+  @Put(':id/tool-repositories/:repositoryId')
+  changeToolRepository(
+    @Param('id') id: string,
+    @Param('repositoryId') repositoryId: string,
+    @Body() body: unknown,
+    @CurrentPrincipal() caller: Principal,
+    @Headers('idempotency-key') key?: string,
+  ) {
+    const input = parseOrThrow(changeToolRepositoryRequest, body ?? {});
+    return this.commands.changeToolRepository(id, repositoryId, input, context(caller, key));
+  }
+
+  @Delete(':id/tool-repositories/:repositoryId')
+  removeToolRepository(
+    @Param('id') id: string,
+    @Param('repositoryId') repositoryId: string,
+    @CurrentPrincipal() caller: Principal,
+    @Headers('idempotency-key') key?: string,
+  ) {
+    return this.commands.removeToolRepository(id, repositoryId, context(caller, key));
   }
 }
 
