@@ -2,7 +2,7 @@ import { Controller, Get, Headers, Inject, Param, Query, Res, type BeforeApplica
 import { CurrentPrincipal, type Principal } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { parseOrThrow } from '@parley/platform';
+import { DomainError, errorBody, parseOrThrow } from '@parley/platform';
 import { AuditQueries, LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -66,6 +66,11 @@ export class StreamController implements BeforeApplicationShutdown {
           heartbeatMs: HEARTBEAT_MS,
         },
       );
+    } catch (err) {
+      // The response is already streaming: the error travels as an SSE event in the API's shape.
+      const body =
+        err instanceof DomainError ? errorBody(err) : { error: { code: 'INTERNAL', message: 'The stream failed.' } };
+      raw.write(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
     } finally {
       this.open.delete(stop);
       raw.end();

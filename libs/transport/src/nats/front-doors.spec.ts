@@ -1,0 +1,242 @@
+import { streamIdOf, type CommandContext, type ConversationCommands, type TurnReply } from '@parley/conversation';
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { DomainError } from '@parley/platform';
+import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
+import { snapshotFixture } from '@parley/testing';
+import { AckPolicy, connect, DeliverPolicy, headers, type NatsConnection } from 'nats';
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { conversationScript, toAppend } from '../../../read-models/src/testing/conversation-script';
+import { ADMIN_KEY, startReadSideApp, type ReadSideApp } from '../testing/read-side-app';
+import { integrationStreamName } from './integration-relay';
+
+const calls: { method: string; args: unknown[]; ctx: CommandContext }[] = [];
+const reply = (conversationId: string): TurnReply => ({
+  conversationId,
+  status: 'CO',
+  position: 'pg:1:1',
+  done: true,
+  reply: 'hi',
+  usage: { inputTokens: 1, outputTokens: 1, estimatedCost: 0 },
+});
+const METHODS = [
+  'start',
+  'sendMessage',
+  'submitAnswers',
+  'approveToolCall',
+  'rejectToolCall',
+  'terminate',
+  'kill',
+  'pause',
+  'resume',
+  'recover',
+];
+async function record(method: string, args: unknown[]): Promise<TurnReply> {
+  calls.push({ method, args: args.slice(0, -1), ctx: args.at(-1) as CommandContext });
+  if (method === 'sendMessage' && (args[1] as { content: string }).content === 'busy')
+    throw new DomainError('CONVERSATION_BUSY', 'A turn is running.');
+  return reply(typeof args[0] === 'string' ? args[0] : 'new');
+}
+/** Records what the NATS front door hands the command port; sendMessage refuses while busy. */
+const commands = Object.fromEntries(
+  METHODS.map((m) => [m, (...args: unknown[]) => record(m, args)]),
+) as unknown as ConversationCommands;
+
+describe('NATS commands, SSE, integration events and verification', () => {
+  let side: ReadSideApp;
+  let nc: NatsConnection;
+  let store: EventStore;
+  const id = randomUUID();
+
+  const command = async (method: string, payload: unknown, key = ADMIN_KEY) => {
+    const h = headers();
+    h.set('authorization', `Bearer ${key}`);
+    const msg = await nc.request(
+      `${side.config.prefix}.cmd.${method}`,
+      new TextEncoder().encode(JSON.stringify(payload)),
+      {
+        headers: h,
+        timeout: 5000,
+      },
+    );
+    return JSON.parse(new TextDecoder().decode(msg.data));
+  };
+
+  beforeAll(async () => {
+    side = await startReadSideApp('front_doors', commands);
+    nc = await connect({ servers: '127.0.0.1:4222' });
+    store = side.app.get(EVENT_STORE);
+    await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() }).slice(0, 10)));
+  });
+  afterAll(async () => {
+    await nc.close();
+    await side.close();
+  });
+
+  it('hands every command on its subject to the command port, with commandId as the idempotency key', async () => {
+    const started = await command('startConversation', {
+      agentCode: 'HELPDESK',
+      actionCode: 'ANSWER',
+      commandId: 'k1',
+    });
+    expect(started.result).toMatchObject({ conversationId: 'new', status: 'CO' });
+    expect(calls.at(-1)).toMatchObject({
+      method: 'start',
+      args: [{ agentCode: 'HELPDESK', actionCode: 'ANSWER', metadata: {} }],
+      ctx: { caller: { subject: 'admin', roles: ['admin'] }, idempotencyKey: 'k1' },
+    });
+    const base = { conversationId: id };
+    const cases: [string, object, string, unknown[]][] = [
+      ['sendMessage', { ...base, content: 'hi' }, 'sendMessage', [id, { content: 'hi', attachments: [], wait: true }]],
+      [
+        'sendMessageWithAttachments',
+        {
+          ...base,
+          content: 'see',
+          attachments: [{ mediaType: 'image/png', url: 'https://x.example/a.png' }],
+          wait: false,
+        },
+        'sendMessage',
+        [
+          id,
+          { content: 'see', attachments: [{ mediaType: 'image/png', url: 'https://x.example/a.png' }], wait: false },
+        ],
+      ],
+      [
+        'submitAnswers',
+        { ...base, answers: { why: 'late' } },
+        'submitAnswers',
+        [id, { answers: { why: 'late' }, wait: true }],
+      ],
+      ['approveToolCall', { ...base, toolCallId: 'c1' }, 'approveToolCall', [id, 'c1', { wait: true }]],
+      [
+        'rejectToolCall',
+        { ...base, toolCallId: 'c1', reason: 'no' },
+        'rejectToolCall',
+        [id, 'c1', { reason: 'no', wait: true }],
+      ],
+      ['terminateConversation', { ...base, reason: 'done' }, 'terminate', [id, { reason: 'done' }]],
+      ['killConversation', base, 'kill', [id, {}]],
+      ['pauseConversation', base, 'pause', [id, {}]],
+      ['resumeConversation', base, 'resume', [id, {}]],
+      ['recoverConversation', base, 'recover', [id, {}]],
+    ];
+    for (const [subject, payload, method, args] of cases) {
+      const answer = await command(subject, { ...payload, commandId: `${subject}-1` });
+      expect(answer.result).toMatchObject({ conversationId: id });
+      expect(calls.at(-1)).toMatchObject({ method, args, ctx: { idempotencyKey: `${subject}-1` } });
+    }
+  });
+
+  it('answers domain errors and invalid commands with the API error shape', async () => {
+    const count = calls.length;
+    expect(await command('sendMessage', { conversationId: id, content: 'busy' })).toEqual({
+      error: { code: 'CONVERSATION_BUSY', message: 'A turn is running.' },
+    });
+    const invalid = await command('sendMessageWithAttachments', { conversationId: id, content: 'x', attachments: [] });
+    expect(invalid.error.code).toBe('VALIDATION_FAILED');
+    expect((await command('sendMessage', { conversationId: id, content: ' ' })).error.code).toBe('VALIDATION_FAILED');
+    expect((await command('sendMessage', { content: 'no id' })).error.code).toBe('VALIDATION_FAILED');
+    expect(calls.length).toBe(count + 1);
+  });
+
+  it('streams stored events and live deltas over SSE, resuming after Last-Event-ID', async () => {
+    const live = side.app.get<LiveDeltas>(LIVE_DELTAS);
+    await side.app.listen(0, '127.0.0.1');
+    const { port } = side.app.getHttpServer().address() as { port: number };
+    const address = `http://127.0.0.1:${port}`;
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        `${address}/api/v1/conversations/${id}/stream`,
+        { headers: { authorization: `Bearer ${ADMIN_KEY}`, 'last-event-id': '6' } },
+        (res) => {
+          expect(res.headers['content-type']).toContain('text/event-stream');
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += String(chunk);
+            if (body.includes('id: 9\n') && !body.includes('event: delta'))
+              live.publish(id, { turnNo: 1, callNo: 2, attempt: 1, text: 'It ' });
+            if (body.includes('event: delta') && !body.includes('id: 10\n'))
+              void store.append(
+                streamIdOf(id),
+                toAppend(conversationScript(id, { snapshot: snapshotFixture() }).slice(10, 11)),
+              );
+            if (body.includes('id: 10\n')) {
+              req.destroy();
+              resolve(body);
+            }
+          });
+        },
+      );
+      req.on('error', (err) => (String(err).includes('socket hang up') ? undefined : reject(err)));
+      req.end();
+    });
+    const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual([7, 8, 9, 10]);
+    expect(text).toContain('event: ToolCallCompleted\n');
+    expect(text).toMatch(/event: delta\ndata: \{"turnNo":1,"callNo":2,"attempt":1,"text":"It "\}/);
+    expect(text.indexOf('event: delta')).toBeLessThan(text.indexOf('id: 10\n'));
+  });
+
+  it('publishes every event to JetStream in order, with the event id as message id', async () => {
+    const events = await store.readStream(streamIdOf(id));
+    const jsm = await nc.jetstreamManager();
+    const stream = integrationStreamName(side.config.prefix);
+    const deadline = Date.now() + 5000;
+    while ((await jsm.streams.info(stream)).state.messages < events.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const consumer = await jsm.consumers.add(stream, {
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+    });
+    const messages = await (
+      await nc.jetstream().consumers.get(stream, consumer.name)
+    ).fetch({ max_messages: 100, expires: 1000 });
+    const seen: { subject: string; msgId: string; revision: number }[] = [];
+    for await (const m of messages) {
+      seen.push({
+        subject: m.subject,
+        msgId: m.headers?.get('Nats-Msg-Id') ?? '',
+        revision: m.json<{ revision: number }>().revision,
+      });
+      m.ack();
+      if (seen.length === events.length) break;
+    }
+    expect(seen).toEqual(
+      events.map((e) => ({
+        subject: `${side.config.prefix}.evt.${e.type}.${id}`,
+        msgId: e.eventId,
+        revision: Number(e.revision),
+      })),
+    );
+    await jsm.streams.delete(stream);
+  });
+
+  it('verification names the first revision changed behind the store, and the state folds to a revision', async () => {
+    const http = (url: string) =>
+      side.app
+        .getHttpAdapter()
+        .getInstance()
+        .inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect((await http(`/api/v1/conversations/${id}/verify`)).json()).toMatchObject({
+      ok: true,
+      firstBadRevision: null,
+    });
+    const state = (await http(`/api/v1/conversations/${id}/state?atRevision=3`)).json();
+    expect(state).toMatchObject({ revision: 3, state: { status: 'RU', transcript: [{ sequence: 1 }] } });
+    const events = (await http(`/api/v1/conversations/${id}/events?fromRevision=2&limit=2`)).json();
+    expect(events.map((e: { revision: number; type: string }) => [e.revision, e.type])).toEqual([
+      [2, 'AttachmentRecorded'],
+      [3, 'TurnStarted'],
+    ]);
+    const feed = (await http('/api/v1/events?limit=3')).json();
+    expect(feed.events).toHaveLength(3);
+    await side.app
+      .get<{ pool: import('pg').Pool }>(EVENT_STORE)
+      .pool.query(
+        `update es_events set data = jsonb_set(data, '{content}', '"Where is order 43?"') where stream_id = $1 and revision = 1`,
+        [streamIdOf(id)],
+      );
+    expect((await http(`/api/v1/conversations/${id}/verify`)).json()).toMatchObject({ ok: false, firstBadRevision: 1 });
+  });
+});
