@@ -34,11 +34,14 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void> {
+    // BullMQ never closes a connection it was given: close() quits these.
+    const connection = this.connection.duplicate({ maxRetriesPerRequest: null });
+    this.workerConnections.push(connection);
     const worker = new Worker<T>(
       queue,
       (job) => handler(job.data, { id: job.id ?? '', attempt: job.attemptsMade + 1 }),
       {
-        connection: this.connection.duplicate({ maxRetriesPerRequest: null }),
+        connection,
         prefix: this.options.prefix,
         concurrency: options.concurrency,
         lockDuration: this.options.lockDurationMs ?? 30_000,
