@@ -1,8 +1,40 @@
 import { currentToolResults, lastUserMessage } from './rules';
 import type { SimRule } from './simulator.types';
 
+// The function names the model sees for examples/catalog.yaml: the ORDER_STATUS tool and
+// the built-in question tool of an action with askUserQuestion.
+const ORDER_TOOL = 'ORDER_STATUS';
+const QUESTION_TOOL = 'AskUserQuestion';
+
 const resultOf = (request: Parameters<typeof currentToolResults>[0], tool: string) =>
   currentToolResults(request).find((r) => r.name === tool)?.content ?? '';
+
+/** An order number as the catalog's ORDER_QUERY schema writes it (`A-1001`), or bare digits. */
+const orderIdIn = (text: string) => /\b[A-Z]+-\d+\b|\d+/i.exec(text)?.[0] ?? '42';
+
+/** The reply a model would write from the tool's result; the raw result when it is not the expected JSON. */
+function describeOrder(result: string): string {
+  try {
+    const { orderId, status, eta } = JSON.parse(result) as Record<string, unknown>;
+    if (orderId && status && eta) return `Your order ${orderId} has ${status}; it should arrive on ${eta}.`;
+  } catch {
+    // not JSON: quote it as it came
+  }
+  return `Here is what I found about your order: ${result}`;
+}
+
+/** `priority: high` from the answers Parley sends back (`{"answers":{…}}`, or the bare map). */
+function describeAnswers(result: string): string {
+  try {
+    const parsed = JSON.parse(result) as { answers?: Record<string, unknown> } & Record<string, unknown>;
+    const answers = parsed.answers ?? parsed;
+    return Object.entries(answers)
+      .map(([key, value]) => `${key}: ${String(value)}`)
+      .join(', ');
+  } catch {
+    return result;
+  }
+}
 
 /**
  * The script the demo and the benchmarks run against: an order lookup through a tool, a
@@ -11,23 +43,21 @@ const resultOf = (request: Parameters<typeof currentToolResults>[0], tool: strin
 export const demoScript: SimRule[] = [
   {
     name: 'answer-with-order-status',
-    when: { toolResult: { name: 'get_order_status' } },
-    reply: (request) => ({ text: `Here is what I found about your order: ${resultOf(request, 'get_order_status')}` }),
+    when: { toolResult: { name: ORDER_TOOL } },
+    reply: (request) => ({ text: describeOrder(resultOf(request, ORDER_TOOL)) }),
   },
   {
     name: 'confirm-ticket',
-    when: { toolResult: { name: 'AskUserQuestion' } },
+    when: { toolResult: { name: QUESTION_TOOL } },
     reply: (request) => ({
-      text: `Thank you. I have opened your ticket with this answer: ${resultOf(request, 'AskUserQuestion')}`,
+      text: `Thank you. I have opened your ticket (${describeAnswers(resultOf(request, QUESTION_TOOL))}).`,
     }),
   },
   {
     name: 'look-up-order',
     when: { lastUserMessage: /order/i, noToolResult: true },
     reply: (request) => ({
-      toolCalls: [
-        { name: 'get_order_status', arguments: { orderId: /\d+/.exec(lastUserMessage(request))?.[0] ?? '42' } },
-      ],
+      toolCalls: [{ name: ORDER_TOOL, arguments: { orderId: orderIdIn(lastUserMessage(request)) } }],
     }),
   },
   {
@@ -36,7 +66,7 @@ export const demoScript: SimRule[] = [
     reply: {
       toolCalls: [
         {
-          name: 'AskUserQuestion',
+          name: QUESTION_TOOL,
           arguments: { questions: [{ key: 'priority', question: 'How urgent is it?', options: ['low', 'high'] }] },
         },
       ],

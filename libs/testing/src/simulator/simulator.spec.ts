@@ -83,16 +83,24 @@ describe('startSimulator', () => {
 
   it('runs the demo script: an order lookup through a tool, then an answer using its result', async () => {
     sim.script(demoScript);
-    const call = await ask([{ role: 'user', content: 'Where is my order 5521?' }]);
+    const call = await ask([{ role: 'user', content: 'Where is my order A-5521?' }]);
     expect(call.finish_reason).toBe('tool_calls');
     const toolCall = call.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
-    expect(toolCall.function).toEqual({ name: 'get_order_status', arguments: '{"orderId":"5521"}' });
+    expect(toolCall.function).toEqual({ name: 'ORDER_STATUS', arguments: '{"orderId":"A-5521"}' });
     const answer = await ask([
-      { role: 'user', content: 'Where is my order 5521?' },
+      { role: 'user', content: 'Where is my order A-5521?' },
       { role: 'assistant', content: null, tool_calls: [toolCall] },
-      { role: 'tool', tool_call_id: toolCall.id, content: '{"status":"shipped"}' },
+      {
+        role: 'tool',
+        tool_call_id: toolCall.id,
+        content: '{"orderId":"A-5521","status":"shipped","eta":"2026-02-03"}',
+      },
     ]);
-    expect(answer.message.content).toContain('{"status":"shipped"}');
+    expect(answer.message.content).toBe('Your order A-5521 has shipped; it should arrive on 2026-02-03.');
+    const bare = await ask([{ role: 'user', content: 'Where is order 5521?' }]);
+    expect((bare.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments).toBe(
+      '{"orderId":"5521"}',
+    );
     const fallback = await ask([{ role: 'user', content: 'Is there an order?' }]);
     expect((fallback.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments).toBe(
       '{"orderId":"42"}',
@@ -110,9 +118,9 @@ describe('startSimulator', () => {
     const confirmation = await ask([
       { role: 'user', content: 'Please open a ticket' },
       { role: 'assistant', content: null, tool_calls: [toolCall] },
-      { role: 'tool', tool_call_id: toolCall.id, content: '{"priority":"high"}' },
+      { role: 'tool', tool_call_id: toolCall.id, content: '{"answers":{"priority":"high"}}' },
     ]);
-    expect(confirmation.message.content).toContain('{"priority":"high"}');
+    expect(confirmation.message.content).toBe('Thank you. I have opened your ticket (priority: high).');
     const chat = await ask([{ role: 'user', content: 'Good morning' }]);
     expect(chat.message.content).toContain('Good morning');
   });
