@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerKeyCommands } from '@parley/auth';
 import { registerCatalogCommands } from '@parley/catalog';
+import { registerReadCommands } from '@parley/read-models';
 
 /**
  * `parley`: the command line. Each library registers its own commands; they run the same
@@ -11,6 +12,7 @@ async function main(argv: string[]): Promise<void> {
   const program = new Command('parley').description('Parley: LLM conversations as event streams').showHelpAfterError();
   registerKeyCommands(program);
   registerCatalogCommands(program);
+  registerReadCommands(program);
   await program.parseAsync(argv);
 }
 

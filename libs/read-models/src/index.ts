@@ -14,3 +14,4 @@ export { AuditQueries, eventView, type EventView } from './queries/audit-queries
 export { ProjectionPositions } from './queries/projection-positions';
 export * from './queries/query-schemas';
 export type { ConversationView, MessageView, ToolCallView, ModelCallView } from './queries/row-mappers';
+export { registerReadCommands } from './cli/read.commands';

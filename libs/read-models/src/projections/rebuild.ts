@@ -54,7 +54,8 @@ async function inTransaction<T>(pool: Pool, fn: (tx: ClientBase) => Promise<T>):
  * (`<table>__rebuild`) page by page, then, in one transaction holding the live checkpoint rows
  * (so live projectors wait), applies the last events, swaps the tables by renaming them and
  * moves the live checkpoints to where the shadow got. A live projector whose batch was waiting
- * finds its checkpoint moved, drops that batch and resumes from the new checkpoint.
+ * finds its checkpoint moved, drops that batch and resumes from the new checkpoint. Holds three
+ * connections of `pool` at once (the lock, the swap transaction, feed reads).
  */
 export async function rebuildProjections(
   pool: Pool,
