@@ -1,6 +1,11 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { connect, type NatsConnection } from 'nats';
+import { randomUUID } from 'node:crypto';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
+
+/** Emitter subjects carry no prefix: a unique one keeps parallel runs apart. */
+const APPOINTMENTS = `appointments-${randomUUID()}.request`;
 
 /** The test catalog plus tools for repositories and an action whose skill is disclosed on request. */
 function catalog(simulatorUrl: string) {
@@ -14,6 +19,13 @@ function catalog(simulatorUrl: string) {
       lookup('BOOK_TUE', 'Books the Tuesday slot.'),
       lookup('FAQ', 'Answers from the FAQ.'),
       lookup('REFUND_CHECK', 'Checks whether an order can be refunded.'),
+      {
+        code: 'APPOINTMENT',
+        description: 'User needs an appointment',
+        returnDirect: true,
+        skipResponse: true,
+        config: { kind: 'emitter', emitter: APPOINTMENTS, schema: [{ parameter: 'day', type: 'string' }] },
+      },
     ],
     skills: [
       {
@@ -57,7 +69,7 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
     (await store.readStream(`conversation-${id}`)).filter((e) => e.type === type).map((e) => e.data as any);
   const offered = (n: number): string[] => (parley.simulator.requests[n].body?.tools ?? []).map((t) => t.function.name);
 
-  it('offers a triggerOnce repository’s tools until one of them completes, then removes the repository', async () => {
+  it('offers a triggerOnce repository’s tools until one of them completes, then removes the repository and refuses the others', async () => {
     const id = await start('CHAT');
     const added = await parley.call('POST', repositories(id), {
       repositoryId: 'slots',
@@ -70,7 +82,12 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
       { when: { toolResult: { name: 'BOOK_MON' } }, reply: { text: 'Booked for Monday.' } },
       {
         when: { noToolResult: true },
-        reply: { toolCalls: [{ name: 'BOOK_MON', arguments: { orderId: 'S-1' }, id: 'call_mon' }] },
+        reply: {
+          toolCalls: [
+            { name: 'BOOK_MON', arguments: { orderId: 'S-1' }, id: 'call_mon' },
+            { name: 'BOOK_TUE', arguments: { orderId: 'S-1' }, id: 'call_tue' },
+          ],
+        },
       },
     ]);
 
@@ -80,6 +97,8 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
     expect(offered(1)).toEqual([]);
     const [completed] = await dataOf(id, 'ToolCallCompleted');
     expect(JSON.parse(completed.output)).toMatchObject({ orderId: 'S-1', status: 'shipped' });
+    const [refused] = await dataOf(id, 'ToolCallFailed');
+    expect(refused).toMatchObject({ toolCallId: 'call_tue', code: 'NOT_ALLOWED' });
     expect(await dataOf(id, 'ToolRepositoryRemoved')).toEqual([
       { repositoryId: 'slots', reason: 'triggered', triggeredBy: 'call_mon' },
     ]);
@@ -112,6 +131,42 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
     parley.simulator.reset();
     await send(id, 'thanks');
     expect(offered(0)).toEqual(['ORDER_STATUS', 'AskUserQuestion']);
+  });
+
+  it('emits seed 002’s tool-matching event naming the repository, and ends the turn without a reply', async () => {
+    const nats: NatsConnection = await connect({ servers: 'nats://127.0.0.1:4222' });
+    try {
+      const received = nats.subscribe(APPOINTMENTS, { max: 1 });
+      await nats.flush();
+      const id = await start('CHAT');
+      await parley.call('POST', repositories(id), {
+        repositoryId: 'appointments',
+        options: { triggerOnce: true, exclusive: true },
+        tools: ['APPOINTMENT'],
+      });
+      parley.simulator.script([
+        { when: { noToolResult: true }, reply: { toolCalls: [{ name: 'APPOINTMENT', arguments: { day: 'friday' } }] } },
+      ]);
+
+      const res = await send(id, 'I want an appointment on Friday');
+      expect(res.body).toMatchObject({ status: 'CO', reply: null });
+      expect(parley.simulator.requests).toHaveLength(1);
+      for await (const message of received) {
+        expect(message.json()).toMatchObject({
+          appId: 'SUPPORT',
+          sessionId: id,
+          repositoryId: 'appointments',
+          name: 'APPOINTMENT',
+          values: { day: 'friday' },
+        });
+      }
+      expect(received.getProcessed()).toBe(1);
+      expect(await dataOf(id, 'ToolRepositoryRemoved')).toEqual([
+        expect.objectContaining({ repositoryId: 'appointments', reason: 'triggered' }),
+      ]);
+    } finally {
+      await nats.close();
+    }
   });
 
   it('refuses a duplicate id, a clashing or unknown tool, a bad body and a closed conversation', async () => {
