@@ -1,0 +1,179 @@
+/**
+ * Turn benchmark: what Parley adds to a turn on top of the model. The all-in-one server runs in
+ * this process on a fresh database (Redis queue, unique prefix) against the simulator with zero
+ * latency; beside it, the very requests Parley sent are replayed straight to the simulator with
+ * the bare `openai` SDK at the same concurrency (the baseline). Run with `npm run bench:turn`;
+ * results are recorded in bench/README.md. BENCH_ONLY=024 runs some scenarios (their indexes in
+ * SCENARIOS_ALL); BENCH_CPU_PROFILE=<dir> writes a CPU profile of each measured phase.
+ */
+import 'reflect-metadata';
+import { loadConfig } from '../libs/config/src';
+import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
+import { createLogger } from '../libs/observability/src';
+import { CatalogService } from '../libs/catalog/src';
+import { demoScript, startSimulator } from '../libs/testing/src';
+import { createHttpApp } from '../libs/transport/src';
+import { AppModule } from '../apps/server/src/app.module';
+import { testCatalog } from '../test/support/test-catalog';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { countStatements, createBenchDatabase, percentiles, profiled, replay } from './turn-bench-support';
+
+const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
+const TURNS = Number(process.env.BENCH_TURNS ?? 12);
+const PACED_TURNS = 6;
+const PLAIN = { kind: 'plain', action: 'CHAT', content: 'Hello there, how are you today?' } as const;
+const TOOL = { kind: 'tool', action: 'ANSWER', content: 'Where is my order A-1001?' } as const;
+/** `paced`: each conversation waits 1–3 s (like a person) before its next message; otherwise back to back. */
+const SCENARIOS_ALL = [
+  { ...PLAIN, concurrency: 1, conversations: 12, paced: false },
+  { ...TOOL, concurrency: 1, conversations: 12, paced: false },
+  { ...PLAIN, concurrency: 50, conversations: 1, paced: false },
+  { ...TOOL, concurrency: 50, conversations: 1, paced: false },
+  { ...PLAIN, concurrency: 50, conversations: 1, paced: true },
+  { ...TOOL, concurrency: 50, conversations: 1, paced: true },
+];
+const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '012345').includes(String(i)));
+
+async function main(): Promise<void> {
+  const db = await createBenchDatabase();
+  const sim = await startSimulator({ rules: demoScript, latencyMs: 0 });
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
+  });
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  try {
+    await app.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    await app.get(CatalogService).apply(testCatalog(sim.url), { dryRun: false });
+    const store = app.get<EventStore>(EVENT_STORE);
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as { conversationId: string; status: string };
+      if (res.status >= 300 || (json.status && !['NS', 'CO'].includes(json.status)))
+        throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const rows: string[][] = [];
+    for (const s of SCENARIOS) {
+      const lanes = Array.from({ length: s.concurrency }, () => [] as string[]);
+      for (const lane of lanes)
+        for (let i = 0; i < s.conversations; i++)
+          lane.push((await post('/conversations', { agentCode: 'HELPDESK', actionCode: s.action })).conversationId);
+      const all = lanes.flat();
+      // Warm-up: JIT, pooled connections, prepared statements, the catalog caches.
+      await Promise.all(all.map((id) => post(`/conversations/${id}/messages`, { content: s.content })));
+      const eventsBefore = await countEvents(store, all);
+      const firstRequest = sim.requests.length;
+      const statementsBefore = countStatements.total;
+      const redisBefore = countStatements.redis;
+      countStatements.byText.clear();
+      const think = () => (s.paced ? sleep(1000 + Math.random() * 2000) : Promise.resolve());
+      const latencies: number[] = [];
+      const cpu = process.cpuUsage();
+      const wall = performance.now();
+      await profiled(`${s.kind}-${s.concurrency}`, () =>
+        Promise.all(
+          lanes.map(async (lane) => {
+            for (const id of lane)
+              for (let t = 0; t < (s.paced ? PACED_TURNS : TURNS); t++) {
+                await think();
+                const started = performance.now();
+                await post(`/conversations/${id}/messages`, { content: s.content });
+                latencies.push(performance.now() - started);
+              }
+          }),
+        ),
+      );
+      const turns = latencies.length;
+      const throughput = turns / ((performance.now() - wall) / 1000);
+      const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
+      const statements = (countStatements.total - statementsBefore) / turns;
+      const redis = (countStatements.redis - redisBefore) / turns;
+      if (process.env.BENCH_SQL)
+        for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
+          process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
+      const events = ((await countEvents(store, all)) - eventsBefore) / turns;
+      // One turn's model requests as Parley sent them (a turn halfway through a conversation).
+      const perTurn = s.kind === 'tool' ? 2 : 1;
+      const measured = sim.requests.slice(firstRequest);
+      const sample = measured.slice(Math.floor(measured.length / 2 / perTurn) * perTurn).slice(0, perTurn);
+      const baseCpu = process.cpuUsage();
+      const baselineCount = Math.max(turns, 200);
+      const baseline = await replay(
+        sim.url,
+        sample.map((r) => r.body!),
+        s.concurrency,
+        s.paced ? turns : baselineCount,
+        think,
+      );
+      const baseCpuPerTurn = cpuMs(process.cpuUsage(baseCpu)) / baselineCount;
+      const model = percentiles(baseline).p50;
+      const turn = percentiles(latencies);
+      const added = percentiles(latencies.map((l) => l - model));
+      const base = percentiles(baseline);
+      rows.push([
+        `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}`,
+        String(turns),
+        ms(base),
+        ms(turn),
+        ms(added),
+        `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
+        throughput.toFixed(0),
+        events.toFixed(1),
+        statements.toFixed(1),
+        redis.toFixed(1),
+      ]);
+      process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
+    }
+    printTable(rows);
+  } finally {
+    await app.close();
+    await sim.close();
+    await db.drop();
+  }
+}
+
+const ms = (p: { p50: number; p95: number; p99: number }) =>
+  `${p.p50.toFixed(1)} / ${p.p95.toFixed(1)} / ${p.p99.toFixed(1)}`;
+
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
+async function countEvents(store: EventStore, ids: string[]): Promise<number> {
+  let n = 0;
+  for (const id of ids) n += (await store.readStream(`conversation-${id}`)).length;
+  return n;
+}
+
+function printTable(rows: string[][]): void {
+  const head = [
+    'scenario',
+    'turns',
+    'bare SDK ms p50/p95/p99',
+    'Parley turn ms p50/p95/p99',
+    'added ms p50/p95/p99',
+    'CPU ms/turn bare / Parley',
+    'turns/s',
+    'events/turn',
+    'SQL statements/turn',
+    'Redis commands/turn',
+  ];
+  process.stdout.write(`\n| ${head.join(' | ')} |\n|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|\n`);
+  for (const r of rows) process.stdout.write(`| ${r.join(' | ')} |\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});

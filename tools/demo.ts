@@ -1,0 +1,168 @@
+/**
+ * `npm run demo`: a conversation with Parley in the terminal. Starts the simulator (or uses the
+ * real model named by OPENAI_API_KEY / PARLEY_DEMO_BASE_URL / PARLEY_DEMO_MODEL), a database
+ * and the server in this process, applies examples/catalog.yaml, and plays a streamed reply,
+ * an ORDER_STATUS tool call, a question the demo answers, and the usage and cost.
+ */
+import 'reflect-metadata';
+import { startDemoStack, type DemoStack } from './demo-stack';
+import { follow, type Frame } from './demo-stream';
+
+const MESSAGES = [
+  'Hello! What can you help me with?',
+  'Where is my order A-1001?',
+  'Please open a support ticket: my parcel arrived damaged.',
+];
+const SETTLING = new Set(['ConversationCompleted', 'QuestionAsked', 'ConversationFailed', 'ToolCallApprovalRequested']);
+const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
+const say = (s: string) => process.stdout.write(`${s}\n`);
+const money = (n: number) => `$${n.toFixed(6)}`;
+
+/** The fields of the deltas and events the demo prints (each has some of them). */
+interface Shown {
+  text?: string;
+  name?: string;
+  arguments?: string;
+  output?: string;
+  durationMs?: number;
+  code?: string;
+  message?: string;
+  kind?: string;
+  callNo?: number;
+  finishReason?: string;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  latencyMs?: number;
+}
+
+/** What a turn-running command answers (API.md), as far as the demo reads it. */
+interface TurnReply {
+  status: string;
+  usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
+  pendingQuestion?: { questions: { key: string; question: string; options?: string[] }[] };
+  error?: unknown;
+}
+
+/** Prints the stream as it arrives and hands out the frames that end (or pause) a turn. */
+class Printer {
+  readonly total = { calls: 0, input: 0, output: 0, cost: 0 };
+  private streaming = false;
+  private settled: Frame[] = [];
+  private waiting: ((f: Frame) => void) | null = null;
+
+  onFrame = (f: Frame): void => {
+    const d = (f.event === 'delta' ? f.data : f.data.data) as Shown;
+    if (f.event === 'delta' && d.text) {
+      if (!this.streaming) process.stdout.write('parley> ');
+      this.streaming = true;
+      process.stdout.write(d.text);
+      return;
+    }
+    if (this.streaming && f.event !== 'ChunksReceived') {
+      process.stdout.write('\n');
+      this.streaming = false;
+    }
+    if (f.event === 'ToolCallStarted') say(`  tool call  ${d.name}(${d.arguments})`);
+    if (f.event === 'ToolCallCompleted') say(`  tool result ${d.name} in ${d.durationMs} ms: ${d.output}`);
+    if (f.event === 'ToolCallFailed') say(`  tool failed ${d.name}: ${d.code} ${d.message}`);
+    if (f.event === 'ModelCallFailed') say(`  model call failed (${d.kind}): ${d.message}`);
+    if (f.event === 'ModelCallCompleted') {
+      Object.assign(this.total, {
+        calls: this.total.calls + 1,
+        input: this.total.input + d.inputTokens,
+        output: this.total.output + d.outputTokens,
+        cost: this.total.cost + d.cost,
+      });
+      say(
+        dim(
+          `  model call ${d.callNo}: ${d.finishReason}, ${d.inputTokens} in / ${d.outputTokens} out tokens, ${d.latencyMs} ms`,
+        ),
+      );
+    }
+    if (!SETTLING.has(f.event)) return;
+    if (this.waiting) this.waiting(f);
+    else this.settled.push(f);
+    this.waiting = null;
+  };
+
+  /** The next frame that ends or pauses a turn, so the transcript is printed before the reply's summary. */
+  next(): Promise<Frame> {
+    const f = this.settled.shift();
+    return f ? Promise.resolve(f) : new Promise((resolve) => (this.waiting = resolve));
+  }
+}
+
+async function call<T>(stack: DemoStack, path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${stack.url}/api/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = (await res.json()) as T;
+  if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+/** One turn: the command, the streamed transcript, then its outcome; a question is answered and the turn goes on. */
+async function turn(stack: DemoStack, printer: Printer, id: string, content: string): Promise<boolean> {
+  say(`\nyou> ${content}`);
+  let reply = await call<TurnReply>(stack, `/conversations/${id}/messages`, {
+    content,
+    wait: true,
+    timeoutMs: 120_000,
+  });
+  for (;;) {
+    await printer.next();
+    const question = reply.pendingQuestion;
+    if (!question) break;
+    const answers: Record<string, string> = {};
+    for (const q of question.questions) {
+      answers[q.key] = q.options?.at(-1) ?? 'It is urgent, please handle it today.';
+      say(`parley asks: ${q.question}${q.options ? ` [${q.options.join(' / ')}]` : ''}`);
+      say(`you answer> ${answers[q.key]}`);
+    }
+    reply = await call<TurnReply>(stack, `/conversations/${id}/answers`, { answers, wait: true, timeoutMs: 120_000 });
+  }
+  const { inputTokens, outputTokens, estimatedCost } = reply.usage;
+  say(dim(`  turn: ${reply.status}, ${inputTokens} in / ${outputTokens} out tokens, cost ${money(estimatedCost)}`));
+  if (reply.status !== 'CO') say(`  the turn did not complete: ${JSON.stringify(reply.error ?? reply)}`);
+  return reply.status === 'CO';
+}
+
+async function main(): Promise<number> {
+  say('Starting Parley for the demo…');
+  const stack = await startDemoStack();
+  const stopStream = new AbortController();
+  try {
+    say(
+      `model: ${stack.modelLabel}\ndatabase: ${stack.databaseLabel}\nParley: ${stack.url} (examples/catalog.yaml applied)`,
+    );
+    const started = await call<{ conversationId: string }>(stack, '/conversations', {
+      agentCode: 'HELPDESK',
+      actionCode: 'ANSWER',
+    });
+    const id = started.conversationId;
+    const printer = new Printer();
+    const via = await follow(stack, id, printer.onFrame, stopStream.signal);
+    say(
+      `conversation ${id} (agent HELPDESK, action ANSWER); following it ${via === 'sse' ? 'over GET …/stream' : 'in-process (no SSE route mounted)'}`,
+    );
+    let ok = true;
+    for (const message of MESSAGES) ok = (await turn(stack, printer, id, message)) && ok;
+    const { calls, input, output, cost } = printer.total;
+    say(`\n${calls} model calls, ${input} input + ${output} output tokens, estimated cost ${money(cost)}`);
+    return ok ? 0 : 1;
+  } finally {
+    stopStream.abort();
+    await stack.stop();
+  }
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    process.stderr.write(`demo failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
