@@ -5,9 +5,15 @@ import { ConfigModule, type Config } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
-import { LiveDeltasModule } from '@parley/read-models';
+import { LiveDeltasModule, ReadModelsModule } from '@parley/read-models';
 import { ToolMetricsModule } from '@parley/tools';
-import { ConversationCommandsController } from '@parley/transport';
+import { ConversationModule } from '@parley/conversation';
+import {
+  ConversationCommandsController,
+  IntegrationRelayModule,
+  NatsCommandModule,
+  QueryTransportModule,
+} from '@parley/transport';
 import { TurnModule } from '@parley/turn';
 
 export interface AppOptions {
@@ -33,6 +39,10 @@ export class AppModule {
         CatalogModule,
         LiveDeltasModule,
         TurnModule.forRoot({ worker: options.worker ?? true }),
+        ReadModelsModule.forRoot({ projections: true }),
+        QueryTransportModule,
+        NatsCommandModule.forRoot(ConversationModule),
+        IntegrationRelayModule,
       ],
       controllers: [ConversationCommandsController],
     };

@@ -55,6 +55,9 @@ export function toConfig(env: Env) {
       callTimeoutMs: env.LLM_CALL_TIMEOUT_MS,
       retryCount: env.LLM_RETRY_COUNT,
       retryDelayMs: env.LLM_RETRY_DELAY_MS,
+      /** Per provider: consecutive retryable failures that open the circuit, and how long it stays open. */
+      breakerFailures: env.LLM_BREAKER_FAILURES,
+      breakerCooldownMs: env.LLM_BREAKER_COOLDOWN_MS,
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {

@@ -13,7 +13,12 @@ import { OpenAiCompatibleAdapter } from './openai-compatible.adapter';
 @Module({
   providers: [
     { provide: LLM_PORT, useFactory: (): LlmPort => new OpenAiCompatibleAdapter() },
-    { provide: BreakerRegistry, useFactory: () => new BreakerRegistry() },
+    {
+      provide: BreakerRegistry,
+      inject: [CONFIG],
+      useFactory: (config: Config) =>
+        new BreakerRegistry({ threshold: config.llm.breakerFailures, halfOpenAfterMs: config.llm.breakerCooldownMs }),
+    },
     {
       provide: LlmClient,
       inject: [LLM_PORT, BreakerRegistry, CONFIG],

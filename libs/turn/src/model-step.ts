@@ -12,7 +12,12 @@ import type { TurnDeps, TurnEnd } from './turn-ports';
  * ModelCallRetryScheduled) and the reply recorded with its usage and cost.
  * Returns a TurnEnd when the turn is over, or null when tool calls follow.
  */
-export async function modelStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSignal): Promise<TurnEnd | null> {
+export async function modelStep(
+  ctx: TurnContext,
+  deps: TurnDeps,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<TurnEnd | null> {
   const c = ctx.state;
   const turn = c.turn!;
   const { limits, model, options, retry } = c.snapshot;
@@ -32,7 +37,8 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, signal: AbortS
   let result: LlmCallResult;
   try {
     result = await deps.llm.call(request, {
-      signal,
+      // The turn's time budget bounds the attempts and the waits between them.
+      signal: AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]),
       attempts: Math.max(1, retry.count - firstAttempt + 1),
       baseDelayMs: retry.delayMs,
       hooks: {
@@ -69,7 +75,7 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, signal: AbortS
                 attempt,
                 kind: error.kind,
                 message: error.message,
-                status: error.status,
+                ...(error.status === undefined ? {} : { status: error.status }),
                 retryable: error.retryable,
               },
             },
@@ -79,13 +85,27 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, signal: AbortS
               type: 'ModelCallRetryScheduled',
               data: { turnNo: turn.no, callNo, attempt: attempt + 1, delayMs: failure.delayMs },
             });
-          deps.metrics?.recordLlmRequest({ provider: model.providerCode, model: model.name, outcome: 'error' }, 0);
+          deps.metrics?.recordLlmRequest(
+            {
+              provider: model.providerCode,
+              model: model.name,
+              outcome: error.kind === 'timeout' ? 'timeout' : 'error',
+            },
+            0,
+          );
           if (!signal.aborted) await ctx.append(events);
         },
       },
     });
   } catch (err) {
     if (signal.aborted || !(err instanceof LlmError)) throw err;
+    if (Date.now() >= deadline) {
+      return {
+        kind: 'failed',
+        code: 'LLM_LIMIT_EXCEEDED',
+        message: `The turn ran past its time budget of ${limits.turnTimeoutMs} ms.`,
+      };
+    }
     return { kind: 'failed', code: 'LLM_RUNTIME_ERROR', message: `The model call failed: ${err.message}` };
   }
   await (buffer as ChunkBuffer | null)?.flush();

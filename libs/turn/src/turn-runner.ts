@@ -60,7 +60,12 @@ export class TurnRunner {
       const end = await this.loop(ctx, abort.signal);
       if (end) await this.finish(ctx, end);
     } catch (err) {
-      if (!(err instanceof TurnPreempted) && !abort.signal.aborted) throw err;
+      if (!(err instanceof TurnPreempted) && !abort.signal.aborted) {
+        this.logger.error(
+          `turn ${job.turnNo} of ${job.conversationId} failed and will be retried: ${(err as Error).message}`,
+        );
+        throw err;
+      }
       this.logger.log(`turn ${job.turnNo} of ${job.conversationId} stopped: the conversation changed under it`);
     } finally {
       stopWatching();
@@ -94,7 +99,7 @@ export class TurnRunner {
           `The model asked for tools more than ${c.snapshot.limits.maxToolRounds} rounds in a row.`,
         );
       }
-      const end = await modelStep(ctx, this.deps, signal);
+      const end = await modelStep(ctx, this.deps, signal, deadline);
       if (end) return end.kind === 'completed' ? null : end;
     }
   }

@@ -1,0 +1,146 @@
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { testCatalog } from './support/test-catalog';
+
+describe('failures, retries and limits of a turn', () => {
+  let parley: ParleyUnderTest;
+  let store: EventStore;
+  beforeAll(async () => {
+    parley = await startParley(
+      'turn_limits',
+      { LLM_CALL_TIMEOUT_MS: '800', LLM_BREAKER_COOLDOWN_MS: '10', LLM_BREAKER_FAILURES: '100' },
+      (url) => {
+        const bundle = testCatalog(url, { retryCount: 3, maxToolRounds: 2 }) as any;
+        bundle.configurations.push(
+          { code: 'TINY', description: 'Tiny budgets', tokenSizeMax: 64, llmRetryCount: 1, maxTotalTokens: 50 },
+          { code: 'PRMT', description: 'Prompt budget', tokenSizeMax: 64, maxPromptTokens: 5 },
+          { code: 'FAST', description: 'Short turn', tokenSizeMax: 64, llmRetryCount: 3, turnTimeoutMs: 1000 },
+        );
+        const act = (code: string, configuration: string) => ({
+          ...bundle.actions[1],
+          code,
+          llmConfiguration: configuration,
+        });
+        bundle.actions.push(act('TOKENS', 'TINY'), act('PROMPT', 'PRMT'), act('SLOW', 'FAST'));
+        return bundle;
+      },
+    );
+    store = parley.app.get(EVENT_STORE);
+  });
+  afterAll(() => parley.close());
+  beforeEach(() => parley.simulator.reset());
+
+  const send = async (actionCode: string, content = 'hello') => {
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode })).body
+      .conversationId as string;
+    const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content });
+    return { id, res };
+  };
+  const eventsOf = async (id: string) => store.readStream(`conversation-${id}`);
+
+  it('retries a 429 after its Retry-After and then answers', async () => {
+    parley.simulator.script([
+      { times: 1, reply: { fail: { status: 429, retryAfterMs: 200 } } },
+      { reply: { text: 'Back again.' } },
+    ]);
+    const { id, res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'Back again.' });
+    const [first, second] = parley.simulator.requests.map((r) => r.receivedAt);
+    expect(second - first).toBeGreaterThanOrEqual(200);
+    const types = (await eventsOf(id)).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['ModelCallFailed', 'ModelCallRetryScheduled']));
+    const failed = (await eventsOf(id)).find((e) => e.type === 'ModelCallFailed')!.data as any;
+    expect(failed).toMatchObject({ kind: 'rate_limited', status: 429, retryable: true, attempt: 1 });
+  });
+
+  it('fails with LLM_RUNTIME_ERROR after the configured attempts of 503', async () => {
+    parley.simulator.script([{ reply: { fail: { status: 503, message: 'overloaded' } } }]);
+    const { id, res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'FA', reply: null, error: { code: 'LLM_RUNTIME_ERROR' } });
+    expect(parley.simulator.requests).toHaveLength(3);
+    const attempts = (await eventsOf(id))
+      .filter((e) => e.type === 'ModelCallStarted')
+      .map((e) => (e.data as any).attempt);
+    expect(attempts).toEqual([1, 2, 3]);
+  });
+
+  it('times out a hanging model call, retries, and fails the turn', async () => {
+    parley.simulator.script([{ reply: { hang: true } }]);
+    const { res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_RUNTIME_ERROR' } });
+    expect(res.body.error.message).toMatch(/longer than 800 ms/);
+  });
+
+  it('retries a stream cut mid-way and keeps only the complete reply', async () => {
+    parley.simulator.script([
+      { times: 1, reply: { text: 'This reply will be cut somewhere in the middle of it', cutAfterChunks: 3 } },
+      { reply: { text: 'Complete reply.' } },
+    ]);
+    const { id, res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'Complete reply.' });
+    const messages = (await eventsOf(id))
+      .filter((e) => e.type === 'MessageRecorded')
+      .map((e) => (e.data as any).content);
+    expect(messages).toEqual(['hello', 'Complete reply.']);
+  });
+
+  it('stops a model that keeps asking for tools past the tool-round limit', async () => {
+    parley.simulator.script([{ reply: { toolCalls: [{ name: 'ORDER_STATUS', arguments: { orderId: 'X-1' } }] } }]);
+    const { res } = await send('ANSWER', 'loop forever');
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    expect(res.body.error.message).toMatch(/more than 2 rounds/);
+    expect(parley.simulator.requests).toHaveLength(3);
+  });
+
+  it('ends the turn after two tool failures in a row with TOOL_ERRORS', async () => {
+    parley.simulator.script([{ reply: { toolCalls: [{ name: 'NO_SUCH_TOOL', arguments: {} }] } }]);
+    const { res } = await send('ANSWER', 'break it');
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'TOOL_ERRORS' } });
+  });
+
+  it('enforces the total token budget of a turn', async () => {
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: {
+          toolCalls: [{ name: 'ORDER_STATUS', arguments: { orderId: 'Y-1' } }],
+          tokens: { prompt: 40, completion: 20 },
+        },
+      },
+    ]);
+    const { res } = await send('TOKENS', 'spend it');
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    expect(res.body.error.message).toMatch(/total token budget \(60 of 50\)/);
+  });
+
+  it('refuses a prompt over the prompt token budget before calling the model', async () => {
+    const { res } = await send('PROMPT', 'a prompt far longer than five tokens, surely');
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    expect(res.body.error.message).toMatch(/over the budget of 5/);
+    expect(parley.simulator.requests).toHaveLength(0);
+  });
+
+  it('fails a turn that runs past its time budget', async () => {
+    parley.simulator.script([{ reply: { hang: true } }]);
+    const started = Date.now();
+    const { res } = await send('SLOW', 'take your time');
+    expect(Date.now() - started).toBeLessThan(1600);
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    expect(res.body.error.message).toMatch(/time budget/);
+  });
+
+  it('caps the size of a tool output and marks the cut', async () => {
+    // The per-action cap comes from the configuration; the service default applies here.
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: { toolCalls: [{ name: 'ORDER_STATUS', arguments: { orderId: 'O'.repeat(3000) } }] },
+      },
+      { reply: { text: 'ok' } },
+    ]);
+    const { id } = await send('ANSWER', 'big');
+    const completed = (await eventsOf(id)).find((e) => e.type === 'ToolCallCompleted')!.data as any;
+    expect(completed.truncated).toBe(false);
+    expect(Buffer.byteLength(completed.output)).toBeLessThanOrEqual(parley.config.turn.maxToolOutputBytes);
+  });
+});
