@@ -20,7 +20,8 @@ export function toConfig(env: Env) {
       dataDir: env.PARLEY_DATA_DIR,
     },
     /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
-    redis: { url: env.REDIS_URL ?? null },
+    /** A job held longer than lockMs by a dead worker is given to another worker. */
+    redis: { url: env.REDIS_URL ?? null, queueLockMs: env.QUEUE_LOCK_MS },
     /** null means: NATS is off. */
     nats: { url: env.NATS_URL ?? null, maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES },
     eventStore: {

@@ -17,7 +17,12 @@ export function createJobQueue(config: Config, overrides: Partial<BullMqOptions>
   if (!config.redis.url) return new InProcessJobQueue();
   const connection = new Redis(config.redis.url, { maxRetriesPerRequest: null, lazyConnect: false });
   connection.on('error', () => undefined);
-  const queue = new BullMqJobQueue(connection, { prefix: config.prefix, ...overrides });
+  const queue = new BullMqJobQueue(connection, {
+    prefix: config.prefix,
+    lockDurationMs: config.redis.queueLockMs,
+    stalledIntervalMs: Math.max(250, Math.floor(config.redis.queueLockMs / 2)),
+    ...overrides,
+  });
   const close = queue.close.bind(queue);
   queue.close = async () => {
     await close();

@@ -26,6 +26,8 @@ export interface Simulator {
   script(rules: SimRule[]): void;
   setLatency(msPerChunk: number): void;
   setHabit(habit: Habit): void;
+  /** Chat-completion responses still open (a client that aborted has closed its own). */
+  readonly openRequests: number;
   /** Every request received since the start or the last reset, in order. */
   readonly requests: RecordedRequest[];
   /** Forgets rules, requests and counters; back to the start options. */
@@ -43,6 +45,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let latencyMs = options.latencyMs ?? 0;
   let habit: Habit = options.habit ?? 'openai';
   let callCount = 0;
+  let open = 0;
   script.replace(options.rules ?? []);
 
   const server = createServer((req, res) => {
@@ -78,6 +81,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     record.body = body;
     if (!Array.isArray(body.messages)) return sendError(res, 400, "'messages' is required.");
     callCount += 1;
+    open += 1;
+    res.once('close', () => (open -= 1));
     const { reply } = script.reply(body, callCount);
     await respond(res, body, reply, callCount);
   }
@@ -136,6 +141,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url: `http://${options.host ?? '127.0.0.1'}:${port}/v1`,
     port,
     script: (rules) => script.replace(rules),
+    get openRequests() {
+      return open;
+    },
     setLatency: (ms) => void (latencyMs = ms),
     setHabit: (h) => void (habit = h),
     requests,
