@@ -1,4 +1,4 @@
-import type { ClientBase, Pool, PoolClient } from 'pg';
+import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
 import type { EventFilter, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
 import { loadCheckpoint, lockCheckpoint, readCheckpoint, resetSubscription, writeCheckpoint } from './checkpoints';
@@ -105,17 +105,23 @@ export class SubscriptionRunner {
         this.active = false;
         this.caughtUp = false;
         // Destroying the connection releases the session lock even if unlocking would fail.
-        lock.client.release(true);
+        await lock.client.end().catch(() => undefined);
       }
     }
   }
 
-  private async acquireLock(): Promise<{ client: PoolClient; lost: AbortSignal } | null> {
-    let client: PoolClient;
+  /**
+   * The session lock lives on a connection of its own, outside the pool: a process runs several
+   * subscriptions, and pooled connections held for ever would starve the queries that share it.
+   */
+  private async acquireLock(): Promise<{ client: Client; lost: AbortSignal } | null> {
+    const client = new Client((this.options.pool as Pool & { options: ClientConfig }).options);
+    client.on('error', noop);
     try {
-      client = await this.options.pool.connect();
+      await client.connect();
     } catch (err) {
       this.report(err);
+      await client.end().catch(() => undefined);
       return null;
     }
     const lost = new AbortController();
@@ -130,7 +136,7 @@ export class SubscriptionRunner {
     } catch (err) {
       this.report(err);
     }
-    client.release(true);
+    await client.end().catch(() => undefined);
     return null;
   }
 

@@ -25,9 +25,9 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   ]);
   const db = await PGlite.create(dir);
   // The socket server runs one statement at a time and keeps a transaction's statements
-  // together, so several connections are safe; a few are allowed for the pg pool, TypeORM
-  // and the CLI.
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 8 });
+  // together, so several connections are safe: the pg pool, TypeORM, the CLI and the session
+  // lock connection of each subscription (projections, relay) share it.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 32 });
   await server.start();
   const url = `postgres://postgres@${server.getServerConn()}/postgres`;
   const urlFile = join(resolve(dataDir), URL_FILE);
