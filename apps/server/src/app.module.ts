@@ -12,6 +12,7 @@ import {
   ConversationCommandsController,
   IntegrationRelayModule,
   NatsCommandModule,
+  OpenApiModule,
   QueryTransportModule,
 } from '@parley/transport';
 import { TurnModule } from '@parley/turn';
@@ -43,6 +44,7 @@ export class AppModule {
         QueryTransportModule,
         NatsCommandModule.forRoot(ConversationModule),
         IntegrationRelayModule,
+        OpenApiModule,
       ],
       controllers: [ConversationCommandsController],
     };

@@ -24,3 +24,5 @@ export {
   type RelayOptions,
 } from './nats/integration-relay';
 export { IntegrationRelay, IntegrationRelayModule } from './nats/integration-relay.module';
+export { OpenApiModule } from './openapi/openapi.module';
+export { buildOpenApiDocument, jsonSchemaOf, type OpenApiDocument } from './openapi/openapi-document';

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { errorReply } from './replies.schemas';
+import { REPLY_SCHEMAS, ROUTES, type RouteDoc } from './openapi-routes';
+
+type JsonSchema = Record<string, unknown>;
+export type OpenApiDocument = {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  paths: Record<string, Record<string, unknown>>;
+  components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, unknown> };
+  security: Record<string, string[]>[];
+  tags: { name: string }[];
+};
+
+/**
+ * A zod schema as OpenAPI 3.1 (JSON Schema 2020-12) sees it: the input side, so fields with a
+ * default are optional to the caller, without the root `$schema` keyword.
+ */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+
+const ERROR_STATUSES: Record<string, string> = {
+  '400': 'VALIDATION_FAILED: the request fails the schema; details name each field',
+  '401': 'UNAUTHENTICATED: no or bad credentials',
+  '403': 'FORBIDDEN: not allowed for this caller',
+  '404': 'NOT_FOUND',
+  '409': 'CONVERSATION_* status conflicts, CONCURRENCY_CONFLICT, or an idempotency key reused with another body',
+  '413': 'PAYLOAD_TOO_LARGE',
+  '429': 'RATE_LIMITED, with Retry-After',
+  '500': 'INTERNAL',
+};
+
+function parameters(route: RouteDoc): unknown[] {
+  const params: unknown[] = [];
+  if (route.params) {
+    const schema = jsonSchemaOf(route.params) as { properties?: Record<string, unknown>; required?: string[] };
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      const inPath = route.path.includes(`{${name}}`);
+      params.push({
+        name,
+        in: inPath ? 'path' : 'query',
+        required: inPath || (schema.required ?? []).includes(name),
+        schema: property,
+      });
+    }
+  }
+  if (route.idempotent)
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: 'The same key with the same body returns the first result and appends nothing.',
+      schema: { type: 'string', maxLength: 200 },
+    });
+  if (route.reply === 'events')
+    params.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } });
+  return params;
+}
+
+function responses(route: RouteDoc): Record<string, unknown> {
+  const ok: Record<string, unknown> = {
+    command: { description: 'Done', content: json(ref('CommandReply')) },
+    turn: { description: 'The turn ended or paused', content: json(ref('TurnReply')) },
+    json: { description: 'OK', content: json({}) },
+    none: { description: 'Done, no content' },
+    text: { description: 'OK', content: { 'text/plain': { schema: { type: 'string' } } } },
+    html: { description: 'OK', content: { 'text/html': { schema: { type: 'string' } } } },
+    events: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+  };
+  const result: Record<string, unknown> = { [String(route.status)]: ok[route.reply] };
+  if (route.reply === 'turn')
+    result['202'] = {
+      description: 'The turn goes on (wait=false, or timeoutMs passed)',
+      content: json(ref('CommandReply')),
+    };
+  const errors = route.public ? ['500'] : Object.keys(ERROR_STATUSES);
+  for (const status of errors) result[status] = { description: ERROR_STATUSES[status], content: json(ref('Error')) };
+  if (route.path === '/health/ready')
+    result['503'] = { description: 'SERVICE_UNAVAILABLE, naming the failing dependency', content: json(ref('Error')) };
+  return result;
+}
+
+/** The OpenAPI 3.1 document of every route in ROUTES, from the zod schemas the routes validate with. */
+export function buildOpenApiDocument(version: string): OpenApiDocument {
+  const schemas: Record<string, JsonSchema> = { Error: jsonSchemaOf(errorReply) };
+  for (const [name, schema] of Object.entries(REPLY_SCHEMAS)) schemas[name] = jsonSchemaOf(schema);
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of ROUTES) {
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      tags: [route.tag],
+      summary: route.summary,
+      parameters: parameters(route),
+      responses: responses(route),
+      ...(route.public ? { security: [] } : {}),
+    };
+    if (route.body) {
+      schemas[route.body.name] = jsonSchemaOf(route.body.schema);
+      const types = route.body.contentTypes ?? ['application/json'];
+      operation.requestBody = {
+        required: true,
+        content: Object.fromEntries(types.map((t) => [t, { schema: ref(route.body!.name) }])),
+      };
+    }
+    (paths[route.path] ??= {})[route.method] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Parley',
+      version,
+      description:
+        'Event-sourced LLM conversations. Every route but the operational ones takes ' +
+        '`Authorization: Bearer <api key or JWT>`. Over NATS, a command or query whose operationId is a ' +
+        'NATS method answers on `<prefix>.cmd.<operationId>` or `<prefix>.qry.<operationId>` with the same body.',
+    },
+    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key (pk_…) or JWT' } },
+    },
+  };
+}
