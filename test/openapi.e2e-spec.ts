@@ -35,7 +35,7 @@ describe('the OpenAPI document at /docs-json', () => {
     parley = await startParley('openapi_e2e');
     const res = await fetch(`${parley.url}/docs-json`);
     expect(res.status).toBe(200);
-    doc = await res.json();
+    doc = (await res.json()) as typeof doc;
   });
   afterAll(() => parley.close());
 
