@@ -1,6 +1,6 @@
 import { streamIdOf, type CommandContext, type ConversationCommands, type TurnReply } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { DomainError } from '@parley/platform';
+import { DomainError, PG_POOL } from '@parley/platform';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';
 import { AckPolicy, connect, DeliverPolicy, headers, type NatsConnection } from 'nats';
@@ -232,8 +232,8 @@ describe('NATS commands, SSE, integration events and verification', () => {
     const feed = (await http('/api/v1/events?limit=3')).json();
     expect(feed.events).toHaveLength(3);
     await side.app
-      .get<{ pool: import('pg').Pool }>(EVENT_STORE)
-      .pool.query(
+      .get<import('pg').Pool>(PG_POOL)
+      .query(
         `update es_events set data = jsonb_set(data, '{content}', '"Where is order 43?"') where stream_id = $1 and revision = 1`,
         [streamIdOf(id)],
       );

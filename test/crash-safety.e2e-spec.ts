@@ -1,0 +1,129 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CatalogService } from '@parley/catalog';
+import { type Config, loadConfig } from '@parley/config';
+import { EVENT_STORE, type EventStore, type RecordedEvent } from '@parley/event-store';
+import { createLogger } from '@parley/observability';
+import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import { createHttpApp } from '@parley/transport';
+import { TurnRunner } from '@parley/turn';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { AppModule } from '../apps/server/src/app.module';
+import { ADMIN_KEY } from './support/parley-app';
+import { testCatalog } from './support/test-catalog';
+
+const ROOT = join(__dirname, '..');
+
+describe('crash safety: a worker killed mid-turn loses nothing', () => {
+  let db: TestDatabase;
+  let simulator: Simulator;
+  let env: Record<string, string>;
+  let config: Config;
+  let app: NestFastifyApplication;
+  let store: EventStore;
+  let url: string;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase('crash');
+    simulator = await startSimulator();
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+      PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+      QUEUE_LOCK_MS: '1000',
+      LOG_LEVEL: 'silent',
+    };
+    config = loadConfig(env);
+    // This process takes commands only; turns run in the child workers.
+    app = await createHttpApp(AppModule.forRoot(config, { worker: false }), config, createLogger({ level: 'silent' }));
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    store = app.get(EVENT_STORE);
+    await app.get(CatalogService).apply(testCatalog(simulator.url), { dryRun: false });
+  });
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await app.close();
+    await simulator.close();
+    await db.drop();
+  });
+
+  const startWorker = (): Promise<ChildProcess> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['-r', './tools/register.js', 'test/support/worker-child.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env, PORT: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let err = '';
+      child.stderr!.on('data', (d) => (err += String(d)));
+      child.stdout!.on('data', (d) => String(d).includes('ready') && resolve(child));
+      child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
+    });
+
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const events = (id: string): Promise<RecordedEvent[]> => store.readStream(`conversation-${id}`);
+  const until = async (check: () => Promise<boolean>, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('SIGKILLs the worker while the model streams; another worker finishes the turn from the events', async () => {
+    const text = 'This answer streams slowly so that the worker dies in the middle of it and another one takes over.';
+    simulator.script([{ reply: { text } }]);
+    simulator.setLatency(60);
+    const first = await startWorker();
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    expect((await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false })).status).toBe(202);
+
+    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000);
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    const atDeath = (await events(id)).map((e) => e.type);
+    expect(atDeath).not.toContain('ModelCallCompleted');
+
+    await startWorker();
+    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+    const all = await events(id);
+    const replies = all.filter((e) => e.type === 'MessageRecorded' && (e.data as any).role === 'AS');
+    expect(replies.map((e) => (e.data as any).content)).toEqual([text]);
+    const starts = all.filter((e) => e.type === 'ModelCallStarted').map((e) => (e.data as any).attempt);
+    expect(starts).toEqual([1, 2]);
+    expect(all.at(-1)!.type).toBe('ConversationCompleted');
+    expect((await store.verifyStream(`conversation-${id}`)).ok).toBe(true);
+  }, 60_000);
+
+  it('lets only one of two workers racing on the same turn write', async () => {
+    simulator.setLatency(5);
+    simulator.script([{ reply: { text: 'Exactly one of us answers.' } }]);
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    for (const child of children) child.kill('SIGKILL');
+    // With no worker consuming the queue, run the same turn job twice in this process at once.
+    await post(`/api/v1/conversations/${id}/messages`, { content: 'race', wait: false });
+    const started = (await events(id)).find((e) => e.type === 'TurnStarted')!;
+    const runner = app.get(TurnRunner);
+    const job = { conversationId: id, turnNo: 1, revision: String(started.revision) };
+    await Promise.all([runner.run(job), runner.run(job)]);
+    const all = await events(id);
+    expect(all.filter((e) => e.type === 'ModelCallCompleted')).toHaveLength(1);
+    expect(all.filter((e) => e.type === 'ConversationCompleted')).toHaveLength(1);
+    const revisions = all.map((e) => Number(e.revision));
+    expect(revisions).toEqual(revisions.map((_, i) => i));
+  });
+});
