@@ -42,16 +42,17 @@ export async function modelStep(
       attempts: Math.max(1, retry.count - firstAttempt + 1),
       baseDelayMs: retry.delayMs,
       hooks: {
-        onAttemptStart: async (n) => {
+        onAttemptStart: (n) => {
           const attempt = firstAttempt + n - 1;
           buffer?.discard();
-          buffer = new ChunkBuffer(ctx, { turnNo: turn.no, callNo, attempt });
-          await ctx.append([
+          buffer = new ChunkBuffer(
+            ctx,
+            { turnNo: turn.no, callNo, attempt },
             {
               type: 'ModelCallStarted',
               data: { turnNo: turn.no, callNo, attempt, model: model.name, provider: model.providerCode },
             },
-          ]);
+          );
         },
         onEvent: (event, n) => {
           if (event.type !== 'text' && event.type !== 'reasoning') return;
@@ -64,9 +65,10 @@ export async function modelStep(
           });
         },
         onAttemptFailed: async (error, failure) => {
-          await buffer?.flush().catch(() => undefined);
+          const unsaved = buffer?.drain() ?? [];
           const attempt = firstAttempt + failure.attempt - 1;
           const events: ConversationEvent[] = [
+            ...unsaved,
             {
               type: 'ModelCallFailed',
               data: {
@@ -108,11 +110,11 @@ export async function modelStep(
     }
     return { kind: 'failed', code: 'LLM_RUNTIME_ERROR', message: `The model call failed: ${err.message}` };
   }
-  await (buffer as ChunkBuffer | null)?.flush();
 
   const cost = result.usage.inputTokens * model.inputTokenPrice + result.usage.outputTokens * model.outputTokenPrice;
   const attempt = firstAttempt + result.attempts - 1;
   const recorded: ConversationEvent[] = [
+    ...((buffer as ChunkBuffer | null)?.drain() ?? []),
     {
       type: 'ModelCallCompleted',
       data: {

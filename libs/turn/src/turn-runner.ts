@@ -12,6 +12,7 @@ import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/l
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { ToolExecutor } from '@parley/tools';
+import { CachedProviderEndpoints } from './cached-endpoints';
 import { modelStep } from './model-step';
 import { toolStep, unresolvedCalls } from './tool-step';
 import { TurnContext, TurnPreempted } from './turn-context';
@@ -41,7 +42,17 @@ export class TurnRunner {
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
   ) {
-    this.deps = { config, repository, signals, scheduler, llm, endpoints, tools, live, metrics };
+    this.deps = {
+      config,
+      repository,
+      signals,
+      scheduler,
+      llm,
+      endpoints: new CachedProviderEndpoints(endpoints),
+      tools,
+      live,
+      metrics,
+    };
   }
 
   async run(job: TurnJob): Promise<void> {

@@ -13,6 +13,18 @@ export interface Waited {
 
 const POLL_MS = 100;
 
+/** Events after which a turn may have left RU: the only appends worth waking a waiter for. */
+const TURN_BOUNDARIES: ReadonlySet<string> = new Set([
+  'ConversationCompleted',
+  'ConversationFailed',
+  'QuestionAsked',
+  'ToolCallApprovalRequested',
+  'ConversationPaused',
+  'ConversationTerminated',
+  'ConversationKilled',
+  'ConversationStuck',
+]);
+
 /**
  * Waits until a turn ends or pauses (the conversation leaves RU). Wakes on this process's
  * appends and polls the stream for a worker in another process; never blocks a thread.
@@ -32,7 +44,9 @@ export class TurnWaiter {
     const deadline = Date.now() + timeoutMs;
     let { state, revision, position } = from;
     let wake: () => void = () => undefined;
-    const off = this.signals.onAppended(conversationId, () => wake());
+    const off = this.signals.onAppended(conversationId, (types) => {
+      if (types.some((t) => TURN_BOUNDARIES.has(t))) wake();
+    });
     try {
       for (;;) {
         for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {

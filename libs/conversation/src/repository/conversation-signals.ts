@@ -9,11 +9,11 @@ import { EventEmitter } from 'node:events';
 export class ConversationSignals {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  appended(conversationId: string): void {
-    this.emitter.emit(`appended:${conversationId}`);
+  appended(conversationId: string, types: readonly string[]): void {
+    this.emitter.emit(`appended:${conversationId}`, types);
   }
 
-  onAppended(conversationId: string, listener: () => void): () => void {
+  onAppended(conversationId: string, listener: (types: readonly string[]) => void): () => void {
     this.emitter.on(`appended:${conversationId}`, listener);
     return () => this.emitter.off(`appended:${conversationId}`, listener);
   }

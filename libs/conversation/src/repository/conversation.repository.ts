@@ -98,7 +98,10 @@ export class ConversationRepository {
     );
     let state = loaded.state;
     for (const e of envelopes) state = evolve(state, e);
-    this.signals.appended(conversationId);
+    this.signals.appended(
+      conversationId,
+      events.map((e) => e.type),
+    );
     return { state, revision: result.nextRevision, position: result.position };
   }
 }
