@@ -26,3 +26,4 @@ export {
 export { IntegrationRelay, IntegrationRelayModule } from './nats/integration-relay.module';
 export { OpenApiModule } from './openapi/openapi.module';
 export { buildOpenApiDocument, jsonSchemaOf, type OpenApiDocument } from './openapi/openapi-document';
+export { runDeployable, listenForOperations, type DeployableOptions } from './app/bootstrap';
