@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { registerSecret } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { looksLikeApiKey, sameSecret } from './api-keys/api-key-secret';
@@ -24,6 +25,9 @@ export class Authenticator {
     @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
   ) {
     const jwt = config.security.jwt;
+    // Every deployable authenticates, so this is where its own credentials join the log masker.
+    registerSecret(config.security.adminApiKey);
+    registerSecret(jwt.secret);
     this.jwt = JwtVerifier.isConfigured(jwt) ? new JwtVerifier(jwt) : null;
   }
 

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { DomainError } from '@parley/platform';
+import { maskSecrets } from '@parley/observability';
 
 export type LlmErrorKind =
   | 'rate_limited'
@@ -80,7 +81,8 @@ function kindOfStatus(status: number, code: string): LlmErrorKind {
  */
 export function toLlmError(err: unknown, phase: 'request' | 'stream'): LlmError {
   if (err instanceof LlmError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  // Some providers quote the refused key in their message; it would end in events and replies.
+  const message = maskSecrets(err instanceof Error ? err.message : String(err));
   if (err instanceof APIUserAbortError) return new LlmError('aborted', 'The model call was aborted.', { cause: err });
   if (err instanceof APIConnectionTimeoutError) return new LlmError('timeout', message, { cause: err });
   if (err instanceof APIConnectionError) return new LlmError('connection', message, { cause: err });

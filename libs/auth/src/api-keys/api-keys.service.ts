@@ -1,5 +1,6 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { registerSecret } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import { isRole, ROLES, type Principal, type Role } from '../principal';
 import { ApiKeyRepository, type ApiKeyRecord } from './api-key.repository';
@@ -30,6 +31,7 @@ export class ApiKeysService {
       problems.push({ path: 'roles', message: `expected one or more of ${ROLES.join(', ')}` });
     if (problems.length > 0) throw DomainError.validation(problems);
     const key = generateApiKey();
+    registerSecret(key);
     const record = await this.keys.insert({
       id: randomUUID(),
       subject: input.subject,
@@ -56,6 +58,8 @@ export class ApiKeysService {
     const found = await this.keys.findActiveByHash(hash);
     if (!found || !timingSafeEqual(Buffer.from(found.hash), Buffer.from(hash))) return null;
     void this.keys.touch(found.id).catch(() => undefined);
+    // Only keys that authenticate are masked: a caller cannot grow the masker with junk.
+    registerSecret(key);
     return { subject: found.subject, roles: found.roles, keyId: found.id };
   }
 }

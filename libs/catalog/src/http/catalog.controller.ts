@@ -1,13 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { Roles } from '@parley/auth';
 import { DomainError } from '@parley/platform';
 import { CatalogService, type ApplyResult } from '../apply/catalog.service';
 import type { Row } from '../model/entity-schemas';
 
 /**
  * Catalog administration over HTTP (design/API.md): CRUD under /api/v1/catalog/<collection>
- * and a declarative apply. Thin: validation and errors come from CatalogService.
+ * and a declarative apply. Thin: validation and errors come from CatalogService. Writes are
+ * for admins; auditors may read it too. Clients read the catalog through the queries.
  */
 @Controller('api/v1/catalog')
+@Roles('admin')
 export class CatalogController {
   constructor(@Inject(CatalogService) private readonly catalog: CatalogService) {}
 
@@ -19,11 +22,13 @@ export class CatalogController {
   }
 
   @Get(':collection')
+  @Roles('admin', 'auditor')
   list(@Param('collection') collection: string): Promise<Row[]> {
     return this.catalog.list(collection);
   }
 
   @Get(':collection/:key')
+  @Roles('admin', 'auditor')
   get(@Param('collection') collection: string, @Param('key') key: string): Promise<Row> {
     return this.catalog.get(collection, key);
   }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import { CatalogReader } from '../store/catalog-reader';
 
@@ -22,6 +23,7 @@ export class CatalogMcpClientConfigSource {
     const client = await this.reader.one('mcpClients', name);
     if (!client) throw DomainError.notFound('MCP client', name);
     const { record, secret } = client;
+    registerSecrets(secret);
     const env = secret?.env as Record<string, string> | undefined;
     const headers = secret?.headers as Record<string, string> | undefined;
     return {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ProviderEndpoint } from '@parley/llm';
+import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import { CatalogReader } from '../store/catalog-reader';
 
@@ -17,6 +18,7 @@ export class ProviderCredentials {
     const provider = await this.reader.one('providers', providerCode);
     if (!provider) throw DomainError.notFound('Provider', providerCode);
     const { record, secret } = provider;
+    registerSecrets(secret);
     const config = (secret?.providerConfig ?? {}) as { headers?: Record<string, string> };
     return {
       code: providerCode,

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import type { ToolConfig } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
@@ -13,6 +14,7 @@ export class CatalogToolConfigSource {
   async configFor(toolCode: string): Promise<ToolConfig> {
     const tool = await this.reader.one('tools', toolCode);
     if (!tool) throw DomainError.notFound('Tool', toolCode);
+    registerSecrets(tool.secret);
     const config = structuredClone(tool.record.config) as Row;
     for (const [path, value] of Object.entries(tool.secret ?? {})) setExisting(config, path, value);
     return config as ToolConfig;

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { runWithContext } from '../context/request-context';
 import { createLogger } from './logger';
 import { NestPinoLogger } from './nest-logger';
-import { SecretMasker } from './secret-masker';
+import { maskSecrets, registerSecrets, SecretMasker } from './secret-masker';
 
 function capture() {
   const lines: string[] = [];
@@ -38,6 +38,19 @@ describe('logger', () => {
     expect(text).not.toContain('hunter2');
     expect(text).toContain('[REDACTED]');
     for (const line of out.lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('masks every string of a registered secret object in log lines and in foreign text', () => {
+    const out = capture();
+    const logger = createLogger({ level: 'info' }, out.stream);
+    registerSecrets({ apiKey: 'sk-nested-0a1b2c3d', headers: { 'x-token': 'tok-9f8e7d6c' }, list: ['pw-5544332211'] });
+
+    logger.info(`keys sk-nested-0a1b2c3d tok-9f8e7d6c pw-5544332211`);
+
+    expect(out.text()).not.toMatch(/sk-nested|tok-9f8e|pw-5544/);
+    expect(maskSecrets('401 Incorrect API key provided: sk-nested-0a1b2c3d.')).toBe(
+      '401 Incorrect API key provided: [REDACTED].',
+    );
   });
 
   it('stamps the trace id of the current request context on every line', () => {

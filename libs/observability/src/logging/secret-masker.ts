@@ -29,3 +29,15 @@ export const secretMasker = new SecretMasker();
 export function registerSecret(value: string | null | undefined): void {
   secretMasker.add(value);
 }
+
+/** Text from outside (a provider's error message) with every known secret value masked. */
+export function maskSecrets(text: string): string {
+  return secretMasker.mask(text);
+}
+
+/** Registers every string inside a decrypted secret (a key, or an object of headers, env, passwords). */
+export function registerSecrets(value: unknown): void {
+  if (typeof value === 'string') secretMasker.add(value);
+  else if (Array.isArray(value)) value.forEach(registerSecrets);
+  else if (typeof value === 'object' && value !== null) Object.values(value).forEach(registerSecrets);
+}

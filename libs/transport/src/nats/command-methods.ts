@@ -37,6 +37,9 @@ export const COMMAND_SCHEMAS = {
   recoverConversation: lifecycleRequest.extend(target),
 } as const;
 
+/** Kill, pause, resume and recover are an operator's tools, as on HTTP (ConversationCommandsController). */
+const ADMIN_ONLY = ['admin'] as const;
+
 /** The command methods on `<prefix>.cmd.<method>` (API.md), over the same ConversationCommands as HTTP. */
 export function commandMethods(c: ConversationCommands): RpcMethods {
   const s = COMMAND_SCHEMAS;
@@ -63,17 +66,25 @@ export function commandMethods(c: ConversationCommands): RpcMethods {
     terminateConversation: rpcMethod(s.terminateConversation, (p, { conversationId, commandId: id, ...input }) =>
       c.terminate(conversationId, input, context(p, id)),
     ),
-    killConversation: rpcMethod(s.killConversation, (p, { conversationId, commandId: id, ...input }) =>
-      c.kill(conversationId, input, context(p, id)),
+    killConversation: rpcMethod(
+      s.killConversation,
+      (p, { conversationId, commandId: id, ...input }) => c.kill(conversationId, input, context(p, id)),
+      ADMIN_ONLY,
     ),
-    pauseConversation: rpcMethod(s.pauseConversation, (p, { conversationId, commandId: id, ...input }) =>
-      c.pause(conversationId, input, context(p, id)),
+    pauseConversation: rpcMethod(
+      s.pauseConversation,
+      (p, { conversationId, commandId: id, ...input }) => c.pause(conversationId, input, context(p, id)),
+      ADMIN_ONLY,
     ),
-    resumeConversation: rpcMethod(s.resumeConversation, (p, { conversationId, commandId: id, ...input }) =>
-      c.resume(conversationId, input, context(p, id)),
+    resumeConversation: rpcMethod(
+      s.resumeConversation,
+      (p, { conversationId, commandId: id, ...input }) => c.resume(conversationId, input, context(p, id)),
+      ADMIN_ONLY,
     ),
-    recoverConversation: rpcMethod(s.recoverConversation, (p, { conversationId, commandId: id, ...input }) =>
-      c.recover(conversationId, input, context(p, id)),
+    recoverConversation: rpcMethod(
+      s.recoverConversation,
+      (p, { conversationId, commandId: id, ...input }) => c.recover(conversationId, input, context(p, id)),
+      ADMIN_ONLY,
     ),
   };
 }

@@ -1,4 +1,4 @@
-import { assertPayloadWithinLimit, type Authenticator, type SubjectRateLimiter } from '@parley/auth';
+import { assertPayloadWithinLimit, requireRoles, type Authenticator, type SubjectRateLimiter } from '@parley/auth';
 import { observeNatsRequest, type MetricsService } from '@parley/observability';
 import { DomainError, errorBody, parseOrThrow } from '@parley/platform';
 import type { Msg, NatsConnection, Subscription } from 'nats';
@@ -83,6 +83,7 @@ export class NatsRpcServer {
       });
     assertPayloadWithinLimit(msg.data.length, this.options.maxPayloadBytes);
     const principal = await this.options.authenticator.authenticateNatsHeaders(msg.headers);
+    if (method.roles) requireRoles(principal, method.roles);
     await this.options.rateLimiter.consume(principal.subject);
     const input = parseOrThrow(method.schema, parseJson(msg.data));
     return method.run(principal, input as never);

@@ -1,9 +1,11 @@
-import type { Principal } from '@parley/auth';
+import type { Principal, Role } from '@parley/auth';
 import type { z } from 'zod';
 
 /** One request-reply method of a NATS front door: the schema its payload must pass, and what it runs. */
 export interface RpcMethod {
   schema: z.ZodType;
+  /** As HTTP's @Roles: the caller needs one of them, else FORBIDDEN before anything runs. */
+  roles?: readonly Role[];
   run(principal: Principal, input: never): Promise<unknown>;
 }
 
@@ -11,6 +13,7 @@ export interface RpcMethod {
 export const rpcMethod = <S extends z.ZodType>(
   schema: S,
   run: (principal: Principal, input: z.output<S>) => Promise<unknown>,
-): RpcMethod => ({ schema, run: run as RpcMethod['run'] });
+  roles?: readonly Role[],
+): RpcMethod => ({ schema, run: run as RpcMethod['run'], ...(roles ? { roles } : {}) });
 
 export type RpcMethods = Readonly<Record<string, RpcMethod>>;
