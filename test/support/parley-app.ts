@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CatalogService } from '@parley/catalog';
 import { type Config, loadConfig } from '@parley/config';
 import { createLogger } from '@parley/observability';
+import type { DestinationStream } from 'pino';
 import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,13 @@ export interface ParleyUnderTest {
   close(): Promise<void>;
 }
 
+/** Where the app's logs go; by default it logs nothing. */
+export interface LogCapture {
+  destination: DestinationStream;
+  /** Default 'trace'. */
+  level?: string;
+}
+
 /**
  * The all-in-one server on a fresh database, real Redis and NATS (unique prefix), with the
  * simulator as its model and the test catalog applied — driven over real HTTP.
@@ -34,6 +42,7 @@ export async function startParley(
   label: string,
   env: Record<string, string> = {},
   catalog?: (simUrl: string) => unknown,
+  logs?: LogCapture,
 ): Promise<ParleyUnderTest> {
   const db = await createTestDatabase(label);
   const simulator = await startSimulator();
@@ -48,7 +57,10 @@ export async function startParley(
     PORT: '0',
     ...env,
   });
-  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  const logger = logs
+    ? createLogger({ level: logs.level ?? 'trace' }, logs.destination)
+    : createLogger({ level: 'silent' });
+  const app = await createHttpApp(AppModule.forRoot(config), config, logger);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;

@@ -3,11 +3,11 @@ import { AuthModule } from '@parley/auth';
 import { CATALOG_ENTITIES, CatalogModule } from '@parley/catalog';
 import { ConfigModule, type Config } from '@parley/config';
 import { EventStoreModule } from '@parley/event-store';
-import { ObservabilityModule } from '@parley/observability';
+import { ObservabilityModule, QueueDepthModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
 import { LiveDeltasModule, ReadModelsModule } from '@parley/read-models';
 import { ToolMetricsModule } from '@parley/tools';
-import { ConversationModule } from '@parley/conversation';
+import { ConversationModule, TIMER_QUEUE, TURN_QUEUE } from '@parley/conversation';
 import {
   ConversationCommandsController,
   IntegrationRelayModule,
@@ -35,6 +35,7 @@ export class AppModule {
         QueueModule.forRoot(),
         EventStoreModule.forRoot(),
         ObservabilityModule,
+        QueueDepthModule.forRoot([TURN_QUEUE, TIMER_QUEUE]),
         ToolMetricsModule,
         AuthModule,
         CatalogModule,

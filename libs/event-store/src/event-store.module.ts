@@ -1,9 +1,11 @@
 import { Global, Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { MetricsService } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
 import { EVENT_STORE, type EventStore } from './event-store.port';
 import { KurrentEventStore } from './kurrent/kurrent-event-store';
+import { MeteredEventStore } from './metered-event-store';
 import { PostgresEventStore } from './postgres/postgres-event-store';
 
 class EventStoreLifecycle implements BeforeApplicationShutdown {
@@ -18,6 +20,7 @@ class EventStoreLifecycle implements BeforeApplicationShutdown {
 /**
  * Provides EVENT_STORE: PostgreSQL over DatabaseModule's PG_POOL, or KurrentDB when
  * EVENTSTORE_URL is set. Subscription runners still need PG_POOL for their checkpoints.
+ * With the ObservabilityModule in the app, appends are timed into `event_store_append_ms`.
  */
 @Global()
 @Module({})
@@ -28,12 +31,13 @@ export class EventStoreModule {
       providers: [
         {
           provide: EVENT_STORE,
-          inject: [CONFIG, PG_POOL],
-          useFactory: (config: Config, pool: Pool): EventStore => {
+          inject: [CONFIG, PG_POOL, { token: MetricsService, optional: true }],
+          useFactory: (config: Config, pool: Pool, metrics?: MetricsService): EventStore => {
             const { kurrentUrl, maxEventBytes, pollMs } = config.eventStore;
-            return kurrentUrl
+            const store = kurrentUrl
               ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs })
               : new PostgresEventStore(pool, { maxEventBytes, pollMs });
+            return metrics ? new MeteredEventStore(store, (ms) => metrics.recordEventStoreAppend(ms)) : store;
           },
         },
         EventStoreLifecycle,

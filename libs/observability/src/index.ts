@@ -1,5 +1,5 @@
 export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from './logging/logger';
-export { SecretMasker, secretMasker, registerSecret } from './logging/secret-masker';
+export { SecretMasker, secretMasker, registerSecret, registerSecrets, maskSecrets } from './logging/secret-masker';
 export { NestPinoLogger } from './logging/nest-logger';
 export {
   runWithContext,
@@ -18,6 +18,7 @@ export {
 } from './tracing/tracing';
 export { MetricsService, type LlmOutcome } from './metrics/metrics.service';
 export { MetricsController } from './metrics/metrics.controller';
+export { QueueDepthModule } from './metrics/queue-depth.module';
 export { instrumentHttp } from './http/http-instrumentation';
 export { observeNatsRequest, type HeaderReader } from './nats/nats-instrumentation';
 export { ReadinessService, type CheckStatus, type Probe, type Readiness } from './health/readiness.service';
