@@ -1,10 +1,13 @@
 import type { ConversationEvent, ExistingConversation } from '@parley/conversation';
 import { availableTools } from '@parley/conversation';
+import { Logger } from '@nestjs/common';
 import { countPromptTokens, LlmError, type LlmCallResult, type LlmRequest } from '@parley/llm';
 import { buildMessages } from './build-messages';
 import { ChunkBuffer } from './chunk-buffer';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps, TurnEnd } from './turn-ports';
+
+const logger = new Logger('ModelCall');
 
 /**
  * One model call of a turn: budgets checked, the request built from the snapshot and memory,
@@ -67,6 +70,9 @@ export async function modelStep(
         onAttemptFailed: async (error, failure) => {
           const unsaved = buffer?.drain() ?? [];
           const attempt = firstAttempt + failure.attempt - 1;
+          logger.warn(
+            `model ${model.name} (${model.providerCode}) call ${callNo} attempt ${attempt} of turn ${turn.no} in ${c.id} failed (${error.kind}${failure.willRetry ? `, retrying in ${failure.delayMs} ms` : ''}): ${error.message}`,
+          );
           const events: ConversationEvent[] = [
             ...unsaved,
             {

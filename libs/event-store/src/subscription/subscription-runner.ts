@@ -15,6 +15,11 @@ export interface SubscriptionRunnerOptions {
   pollMs?: number;
   /** Pause before retrying a batch whose handler or commit failed. */
   retryMs?: number;
+  /**
+   * After a wake-up, wait this long before reading, so a burst of appends is read as one batch
+   * instead of one read and one transaction per append (default 0).
+   */
+  coalesceMs?: number;
   /** How often a standby tries to take the lock over. */
   lockRetryMs?: number;
   /** Applies a batch inside `tx`; the checkpoint is written in the same transaction. */
@@ -142,6 +147,7 @@ export class SubscriptionRunner {
 
   private async process(lost: AbortSignal): Promise<void> {
     const { pool, feed, subscriptionId, filter, batchSize = 100, pollMs = 200, retryMs = 1000 } = this.options;
+    const coalesceMs = this.options.coalesceMs ?? 0;
     let position = await loadCheckpoint(pool, subscriptionId);
     this.advance(position);
     while (!this.stopping.signal.aborted && !lost.aborted) {
@@ -163,6 +169,7 @@ export class SubscriptionRunner {
         if (!short) continue;
         this.wakeUp = new AbortController();
         await feed.waitForAppend(pollMs, AbortSignal.any([this.stopping.signal, lost, this.wakeUp.signal]));
+        if (coalesceMs > 0) await sleep(coalesceMs, AbortSignal.any([this.stopping.signal, lost]));
         // Notices a reset made by another process while this one was idle.
         const stored = await readCheckpoint(pool, subscriptionId);
         if (stored !== position) this.advance((position = stored));
