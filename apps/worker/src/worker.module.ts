@@ -2,8 +2,9 @@ import type { DynamicModule } from '@nestjs/common';
 import { AuthModule } from '@parley/auth';
 import { CATALOG_ENTITIES, CatalogModule } from '@parley/catalog';
 import { ConfigModule, type Config } from '@parley/config';
+import { TIMER_QUEUE, TURN_QUEUE } from '@parley/conversation';
 import { EventStoreModule } from '@parley/event-store';
-import { ObservabilityModule } from '@parley/observability';
+import { ObservabilityModule, QueueDepthModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
 import { LiveDeltasModule } from '@parley/read-models';
 import { ToolMetricsModule } from '@parley/tools';
@@ -25,6 +26,7 @@ export class WorkerModule {
         QueueModule.forRoot(),
         EventStoreModule.forRoot(),
         ObservabilityModule,
+        QueueDepthModule.forRoot([TURN_QUEUE, TIMER_QUEUE]),
         ToolMetricsModule,
         AuthModule,
         CatalogModule,
