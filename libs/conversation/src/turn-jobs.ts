@@ -7,6 +7,8 @@ export interface TurnJob {
   conversationId: string;
   turnNo: number;
   revision: string;
+  /** W3C trace context of the command that asked for the turn, so the worker's spans join its trace. */
+  trace?: Record<string, string>;
 }
 
 export type TimerJob =

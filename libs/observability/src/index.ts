@@ -13,6 +13,8 @@ export {
   withSpan,
   tracingEnabled,
   activeTraceId,
+  traceCarrier,
+  withTraceCarrier,
   type Tracing,
   type TracingOptions,
 } from './tracing/tracing';

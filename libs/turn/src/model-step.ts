@@ -1,6 +1,7 @@
 import type { ConversationEvent, ExistingConversation } from '@parley/conversation';
 import { availableTools } from '@parley/conversation';
 import { Logger } from '@nestjs/common';
+import { withSpan } from '@parley/observability';
 import { countPromptTokens, LlmError, type LlmCallResult, type LlmRequest } from '@parley/llm';
 import { buildMessages } from './build-messages';
 import { ChunkBuffer } from './chunk-buffer';
@@ -39,72 +40,77 @@ export async function modelStep(
   let buffer: ChunkBuffer | null = null;
   let result: LlmCallResult;
   try {
-    result = await deps.llm.call(request, {
-      // The turn's time budget bounds the attempts and the waits between them.
-      signal: AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]),
-      attempts: Math.max(1, retry.count - firstAttempt + 1),
-      baseDelayMs: retry.delayMs,
-      hooks: {
-        onAttemptStart: (n) => {
-          const attempt = firstAttempt + n - 1;
-          buffer?.discard();
-          buffer = new ChunkBuffer(
-            ctx,
-            { turnNo: turn.no, callNo, attempt },
-            {
-              type: 'ModelCallStarted',
-              data: { turnNo: turn.no, callNo, attempt, model: model.name, provider: model.providerCode },
+    result = await withSpan(
+      'parley.model_call',
+      { 'gen_ai.request.model': model.name, 'parley.provider': model.providerCode },
+      () =>
+        deps.llm.call(request, {
+          // The turn's time budget bounds the attempts and the waits between them.
+          signal: AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]),
+          attempts: Math.max(1, retry.count - firstAttempt + 1),
+          baseDelayMs: retry.delayMs,
+          hooks: {
+            onAttemptStart: (n) => {
+              const attempt = firstAttempt + n - 1;
+              buffer?.discard();
+              buffer = new ChunkBuffer(
+                ctx,
+                { turnNo: turn.no, callNo, attempt },
+                {
+                  type: 'ModelCallStarted',
+                  data: { turnNo: turn.no, callNo, attempt, model: model.name, provider: model.providerCode },
+                },
+              );
             },
-          );
-        },
-        onEvent: (event, n) => {
-          if (event.type !== 'text' && event.type !== 'reasoning') return;
-          buffer?.add(event.type, event.delta);
-          deps.live?.publish(c.id, {
-            turnNo: turn.no,
-            callNo,
-            attempt: firstAttempt + n - 1,
-            [event.type]: event.delta,
-          });
-        },
-        onAttemptFailed: async (error, failure) => {
-          const unsaved = buffer?.drain() ?? [];
-          const attempt = firstAttempt + failure.attempt - 1;
-          logger.warn(
-            `model ${model.name} (${model.providerCode}) call ${callNo} attempt ${attempt} of turn ${turn.no} in ${c.id} failed (${error.kind}${failure.willRetry ? `, retrying in ${failure.delayMs} ms` : ''}): ${error.message}`,
-          );
-          const events: ConversationEvent[] = [
-            ...unsaved,
-            {
-              type: 'ModelCallFailed',
-              data: {
+            onEvent: (event, n) => {
+              if (event.type !== 'text' && event.type !== 'reasoning') return;
+              buffer?.add(event.type, event.delta);
+              deps.live?.publish(c.id, {
                 turnNo: turn.no,
                 callNo,
-                attempt,
-                kind: error.kind,
-                message: error.message,
-                ...(error.status === undefined ? {} : { status: error.status }),
-                retryable: error.retryable,
-              },
+                attempt: firstAttempt + n - 1,
+                [event.type]: event.delta,
+              });
             },
-          ];
-          if (failure.willRetry)
-            events.push({
-              type: 'ModelCallRetryScheduled',
-              data: { turnNo: turn.no, callNo, attempt: attempt + 1, delayMs: failure.delayMs },
-            });
-          deps.metrics?.recordLlmRequest(
-            {
-              provider: model.providerCode,
-              model: model.name,
-              outcome: error.kind === 'timeout' ? 'timeout' : 'error',
+            onAttemptFailed: async (error, failure) => {
+              const unsaved = buffer?.drain() ?? [];
+              const attempt = firstAttempt + failure.attempt - 1;
+              logger.warn(
+                `model ${model.name} (${model.providerCode}) call ${callNo} attempt ${attempt} of turn ${turn.no} in ${c.id} failed (${error.kind}${failure.willRetry ? `, retrying in ${failure.delayMs} ms` : ''}): ${error.message}`,
+              );
+              const events: ConversationEvent[] = [
+                ...unsaved,
+                {
+                  type: 'ModelCallFailed',
+                  data: {
+                    turnNo: turn.no,
+                    callNo,
+                    attempt,
+                    kind: error.kind,
+                    message: error.message,
+                    ...(error.status === undefined ? {} : { status: error.status }),
+                    retryable: error.retryable,
+                  },
+                },
+              ];
+              if (failure.willRetry)
+                events.push({
+                  type: 'ModelCallRetryScheduled',
+                  data: { turnNo: turn.no, callNo, attempt: attempt + 1, delayMs: failure.delayMs },
+                });
+              deps.metrics?.recordLlmRequest(
+                {
+                  provider: model.providerCode,
+                  model: model.name,
+                  outcome: error.kind === 'timeout' ? 'timeout' : 'error',
+                },
+                0,
+              );
+              if (!signal.aborted) await ctx.append(events);
             },
-            0,
-          );
-          if (!signal.aborted) await ctx.append(events);
-        },
-      },
-    });
+          },
+        }),
+    );
   } catch (err) {
     if (signal.aborted || !(err instanceof LlmError)) throw err;
     if (Date.now() >= deadline) {

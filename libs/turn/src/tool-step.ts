@@ -7,6 +7,7 @@ import {
   type ToolDefinition,
   type TurnToolCall,
 } from '@parley/conversation';
+import { withSpan } from '@parley/observability';
 import type { ToolOutcome } from '@parley/tools';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
@@ -62,15 +63,17 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
       },
     ]);
     const repositoryId = repositoryOf(c, def.name)?.repositoryId;
-    const outcome = await deps.tools.execute(def, call.arguments, {
-      conversationId: c.id,
-      appId: c.snapshot.applicationCode,
-      ...(repositoryId ? { repositoryId } : {}),
-      toolCallId: call.id,
-      signal,
-      timeoutMs: deps.config.turn.toolCallTimeoutMs,
-      maxOutputBytes: c.snapshot.limits.maxToolOutputBytes,
-    });
+    const outcome = await withSpan('parley.tool_call', { 'parley.tool': def.name, 'parley.tool_kind': def.kind }, () =>
+      deps.tools.execute(def, call.arguments, {
+        conversationId: c.id,
+        appId: c.snapshot.applicationCode,
+        ...(repositoryId ? { repositoryId } : {}),
+        toolCallId: call.id,
+        signal,
+        timeoutMs: deps.config.turn.toolCallTimeoutMs,
+        maxOutputBytes: c.snapshot.limits.maxToolOutputBytes,
+      }),
+    );
     if (signal.aborted) return 'continue';
     await record(ctx, call, outcome);
   }

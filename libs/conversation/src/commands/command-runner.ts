@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { assertCanCommand, requireRoles, type Principal } from '@parley/auth';
 import { WrongExpectedVersion } from '@parley/event-store';
+import { withSpan } from '@parley/observability';
 import { DomainError } from '@parley/platform';
 import { createHash } from 'node:crypto';
 import type { CommandContext } from '../api/replies';
@@ -36,6 +37,17 @@ export class CommandRunner {
   ) {}
 
   async execute(
+    conversationId: string,
+    ctx: CommandContext,
+    body: { type: ConversationCommand['type'] } & Record<string, unknown>,
+    build: (meta: CommandMeta) => ConversationCommand,
+  ): Promise<Executed> {
+    return withSpan('parley.command', { 'parley.command': body.type, 'parley.conversation_id': conversationId }, () =>
+      this.run(conversationId, ctx, body, build),
+    );
+  }
+
+  private async run(
     conversationId: string,
     ctx: CommandContext,
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,

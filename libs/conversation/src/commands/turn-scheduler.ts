@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { traceCarrier } from '@parley/observability';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
 import type { ConversationEvent } from '../domain/conversation.events';
 import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from '../turn-jobs';
@@ -25,6 +26,7 @@ export class TurnScheduler {
           conversationId,
           turnNo,
           revision,
+          trace: traceCarrier(),
         });
         await this.watchdog(conversationId, turnNo, revision);
       }

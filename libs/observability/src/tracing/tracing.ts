@@ -1,4 +1,4 @@
-import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, propagation, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 const TRACER = 'parley';
@@ -81,4 +81,17 @@ export function activeTraceId(): string | undefined {
   if (!enabled) return undefined;
   const span = trace.getActiveSpan();
   return span?.isRecording() ? span.spanContext().traceId : undefined;
+}
+
+/** The active trace context as W3C headers, to carry it through a queued job (empty when off). */
+export function traceCarrier(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (enabled) propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** Runs `fn` under the trace context a job carried, so its spans join the request's trace. */
+export function withTraceCarrier<T>(carrier: Record<string, string> | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!enabled || !carrier) return fn();
+  return context.with(propagation.extract(context.active(), carrier), fn);
 }
