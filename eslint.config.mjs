@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.parley/**', 'jest.config.js', 'tools/register.js'] },
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.parley/**', 'jest.config.js', 'tools/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
