@@ -1,0 +1,69 @@
+import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { testCatalog } from './support/test-catalog';
+
+describe('timers: question expiry and the stuck watchdog', () => {
+  let parley: ParleyUnderTest;
+  beforeAll(async () => {
+    parley = await startParley(
+      'timers',
+      { STUCK_AFTER_MS: '1000', LLM_CALL_TIMEOUT_MS: '20000', LLM_BREAKER_FAILURES: '100' },
+      (url) => {
+        const bundle = testCatalog(url) as any;
+        bundle.configurations[0].questionTimeoutMs = 1000;
+        return bundle;
+      },
+    );
+  });
+  afterAll(() => parley.close());
+  beforeEach(() => parley.simulator.reset());
+
+  const start = async (actionCode: string) =>
+    (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode })).body
+      .conversationId as string;
+  const statusOf = async (id: string) => {
+    const events = (await parley.call('GET', `/api/v1/conversations/${id}/events`)).body as {
+      type: string;
+      data: any;
+    }[];
+    return events;
+  };
+  const until = async (check: () => Promise<boolean>, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it('fails a conversation whose question is not answered in time with QUESTION_TIMEOUT', async () => {
+    parley.simulator.script([
+      {
+        reply: {
+          toolCalls: [{ name: 'AskUserQuestion', arguments: { questions: [{ key: 'k', question: 'Which one?' }] } }],
+        },
+      },
+    ]);
+    const id = await start('ANSWER');
+    const asked = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'help' });
+    expect(asked.body.status).toBe('WA');
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationFailed'), 8000);
+    const failed = (await statusOf(id)).find((e) => e.type === 'ConversationFailed')!;
+    expect(failed.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
+    const late = await parley.call('POST', `/api/v1/conversations/${id}/answers`, { answers: { k: 'this' } });
+    expect(late.body.error.code).toBe('CONVERSATION_NOT_WAITING');
+  });
+
+  it('marks a turn without progress as stuck, and an administrator recovers it', async () => {
+    parley.simulator.script([{ times: 1, reply: { hang: true } }, { reply: { text: 'Recovered.' } }]);
+    const id = await start('CHAT');
+    await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hello', wait: false });
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000);
+    const busy = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'still there?' });
+    expect(busy.body.error.code).toBe('CONVERSATION_PAUSED');
+    const recovered = await parley.call('POST', `/api/v1/conversations/${id}/recover`, {});
+    expect([200, 202]).toContain(recovered.status);
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationCompleted'), 8000);
+    const types = (await statusOf(id)).map((e) => e.type);
+    expect(types.indexOf('TurnResumed')).toBeGreaterThan(types.indexOf('ConversationStuck'));
+  });
+});
