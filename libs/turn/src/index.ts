@@ -4,3 +4,4 @@ export { TimerRunner } from './timer-runner';
 export { TurnWorker } from './turn-worker';
 export { RuntimeSnapshotSource } from './runtime-snapshot-source';
 export { buildMessages } from './build-messages';
+export { runtimeModules } from './runtime-modules';
