@@ -3,11 +3,12 @@
  * `pg` pool (the baseline), in one run, on a fresh database that is dropped at the end.
  * Run with `npm run bench:event-store`; results are recorded in bench/README.md.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, type Pool } from 'pg';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
 import { PostgresEventStore } from '../libs/event-store/src';
 import { APPEND_SQL, READ_STREAM_FORWARDS_SQL, readPageSql } from '../libs/event-store/src/postgres/postgres-sql';
-import { createPgPool, runMigrations } from '../libs/platform/src';
+import { createPgPool } from '../libs/platform/src';
+import { createScratchDatabase } from '../libs/testing/src';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 1000);
@@ -68,21 +69,14 @@ const events = (count: number) =>
   Array.from({ length: count }, () => ({ eventId: randomUUID(), type: 'BenchEvent', data: DATA }));
 
 async function main(): Promise<void> {
-  const name = `parley_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
+  const db = await createScratchDatabase('bench', ADMIN_URL);
   let pool: Pool | undefined;
   try {
-    await runMigrations(url.toString());
-    pool = createPgPool({ url: url.toString(), max: 20, applicationName: 'parley-bench' });
+    pool = createPgPool({ url: db.url, max: 20, applicationName: 'parley-bench' });
     await run(pool);
   } finally {
     await pool?.end();
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

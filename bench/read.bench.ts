@@ -9,16 +9,16 @@
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { loadConfig } from '../libs/config/src';
 import { streamIdOf } from '../libs/conversation/src';
 import { EVENT_STORE, type EventStore, type GlobalFeed } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
-import { PG_POOL, runMigrations } from '../libs/platform/src';
+import { PG_POOL } from '../libs/platform/src';
 import { PROJECTIONS, ProjectionsService, rebuildProjections } from '../libs/read-models/src';
 import { conversationScript, toAppend } from '../libs/read-models/src/testing/conversation-script';
-import { snapshotFixture } from '../libs/testing/src';
+import { createScratchDatabase, snapshotFixture } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -38,7 +38,7 @@ const row = (r: Row) => {
 };
 
 async function main(): Promise<void> {
-  const db = await createDatabase();
+  const db = await createScratchDatabase('bench_read', ADMIN_URL);
   const config = loadConfig({
     DATABASE_URL: db.url,
     PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
@@ -160,24 +160,6 @@ async function queryLatency(url: string, ids: string[]): Promise<void> {
       '',
     ]);
   }
-}
-
-async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `parley_bench_read_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const drop = async () => {
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  };
-  await runMigrations(url.toString()).catch(async (err: unknown) => {
-    await drop();
-    throw err;
-  });
-  return { url: url.toString(), drop };
 }
 
 function percentiles(values: number[]): { p50: number; p95: number; p99: number } {

@@ -1,11 +1,10 @@
 import OpenAI from 'openai';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
-import { runMigrations } from '../libs/platform/src';
+import { createScratchDatabase } from '../libs/testing/src';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -29,23 +28,7 @@ Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof 
 };
 
 /** A fresh, migrated database, dropped by `drop`. */
-export async function createBenchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `parley_bench_turn_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database "${name}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  const drop = async () => {
-    await admin.query(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  };
-  await runMigrations(url.toString()).catch(async (err: unknown) => {
-    await drop();
-    throw err;
-  });
-  return { url: url.toString(), drop };
-}
+export const createBenchDatabase = () => createScratchDatabase('bench_turn', ADMIN_URL);
 
 /**
  * The baseline: `requests` (one turn's model calls, in order) sent straight to the simulator

@@ -2,9 +2,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig } from '@parley/config';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
-import { resolveDatabase, runMigrations } from '@parley/platform';
+import { resolveDatabase } from '@parley/platform';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
-import { demoScript, startSimulator } from '@parley/testing';
+import { createScratchDatabase, demoScript, startSimulator } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { randomBytes } from 'node:crypto';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
@@ -53,26 +53,15 @@ async function startDatabase(env: Record<string, string>, warn: (m: string) => v
     () => true,
     () => false,
   );
+  await admin.end().catch(noop);
   if (reachable) {
-    const name = `parley_demo_${randomBytes(4).toString('hex')}`;
-    await admin.query(`create database "${name}"`);
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${name}`;
-    const drop = async () => {
-      await admin.query(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    };
-    await runMigrations(url.toString()).catch(async (err: unknown) => {
-      await drop();
-      throw err;
-    });
+    const db = await createScratchDatabase('demo', ADMIN_URL);
     return {
-      config: loadConfig({ ...env, DATABASE_URL: url.toString() }),
-      label: `PostgreSQL, database ${name}`,
-      stop: drop,
+      config: loadConfig({ ...env, DATABASE_URL: db.url }),
+      label: `PostgreSQL, database ${db.name}`,
+      stop: db.drop,
     };
   }
-  await admin.end().catch(noop);
   const dir = await mkdtemp(join(tmpdir(), 'parley-demo-'));
   const database = await resolveDatabase(loadConfig({ ...env, PARLEY_DATA_DIR: dir }), warn);
   return {

@@ -1,4 +1,11 @@
-export { createTestDatabase, databaseUrl, TEST_ADMIN_URL, TEMPLATE_DATABASE, type TestDatabase } from './test-database';
+export {
+  createTestDatabase,
+  createScratchDatabase,
+  databaseUrl,
+  TEST_ADMIN_URL,
+  TEMPLATE_DATABASE,
+  type TestDatabase,
+} from './test-database';
 export { deciderSpec, type Decider } from './decider-spec';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { runMigrations } from '@parley/platform';
 import { Client } from 'pg';
 
 /** Where tests find PostgreSQL; CI and the README use the default. */
@@ -56,4 +57,25 @@ export async function createTestDatabase(label = 't'): Promise<TestDatabase> {
     url: databaseUrl(name),
     drop: () => withAdmin(async (c) => void (await c.query(`drop database if exists "${name}" with (force)`))),
   };
+}
+
+/**
+ * A fresh database migrated from scratch on the server at `adminUrl` (benchmarks and the demo,
+ * which run outside Jest and its template), dropped by `drop`.
+ */
+export async function createScratchDatabase(label: string, adminUrl = TEST_ADMIN_URL): Promise<TestDatabase> {
+  const name = `parley_${label}_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database "${name}"`);
+  const url = databaseUrl(name, adminUrl);
+  const drop = async () => {
+    await admin.query(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  };
+  await runMigrations(url).catch(async (err: unknown) => {
+    await drop();
+    throw err;
+  });
+  return { name, url, drop };
 }
