@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { runMigrations } from '@parley/platform';
+// A relative import: Jest loads this file in its global setup, where the @parley/* paths do not resolve.
+import { runMigrations } from '../../platform/src/database/migrate';
 import { Client } from 'pg';
 
 /** Where tests find PostgreSQL; CI and the README use the default. */
