@@ -33,19 +33,23 @@ export class TurnCommand {
     build: (meta: CommandMeta) => ConversationCommand,
   ): Promise<TurnReply> {
     await this.slots?.acquire(ctx.caller.subject, conversationId);
-    let executed;
+    const watch = input.wait ? this.waiter.watch(conversationId) : null;
     try {
-      executed = await this.runner.execute(conversationId, ctx, body, build);
-    } catch (err) {
-      await this.slots?.release(ctx.caller.subject, conversationId);
-      throw err;
+      let executed;
+      try {
+        executed = await this.runner.execute(conversationId, ctx, body, build);
+      } catch (err) {
+        await this.slots?.release(ctx.caller.subject, conversationId);
+        throw err;
+      }
+      const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
+      if (!startsTurn && !executed.replayed) await this.slots?.release(ctx.caller.subject, conversationId);
+      if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
+      const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
+      const waited = await watch.until(executed, timeoutMs);
+      return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
+    } finally {
+      watch?.close();
     }
-    const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
-    if (!startsTurn && !executed.replayed) await this.slots?.release(ctx.caller.subject, conversationId);
-    if (!input.wait)
-      return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
-    const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
-    const waited = await this.waiter.wait(conversationId, { ...executed }, timeoutMs);
-    return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { evolve } from '../domain/conversation.evolve';
 import type { ConversationState } from '../domain/conversation.state';
-import { ConversationSignals } from '../repository/conversation-signals';
+import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
 import { ConversationRepository, toEnvelope } from '../repository/conversation.repository';
 
 export interface Waited {
@@ -9,6 +9,19 @@ export interface Waited {
   position: string;
   /** false: the timeout passed while the turn was still running. */
   done: boolean;
+}
+
+/** Where the command that started (or resumed) the turn left the conversation. */
+export interface WaitFrom {
+  state: ConversationState;
+  revision: bigint;
+  position: string;
+}
+
+/** Listens to one conversation from the moment it is created; `until` waits, `close` stops listening. */
+export interface TurnWatch {
+  until(from: WaitFrom, timeoutMs: number): Promise<Waited>;
+  close(): void;
 }
 
 const POLL_MS = 100;
@@ -27,7 +40,8 @@ const TURN_BOUNDARIES: ReadonlySet<string> = new Set([
 
 /**
  * Waits until a turn ends or pauses (the conversation leaves RU). Wakes on this process's
- * appends and polls the stream for a worker in another process; never blocks a thread.
+ * appends, taking the state they folded to, and polls the stream for a worker in another
+ * process; never blocks a thread.
  */
 @Injectable()
 export class TurnWaiter {
@@ -36,27 +50,35 @@ export class TurnWaiter {
     @Inject(ConversationSignals) private readonly signals: ConversationSignals,
   ) {}
 
-  async wait(
-    conversationId: string,
-    from: { state: ConversationState; revision: bigint; position: string },
-    timeoutMs: number,
-  ): Promise<Waited> {
-    const deadline = Date.now() + timeoutMs;
-    let { state, revision, position } = from;
+  /**
+   * Starts listening before the command appends, so a turn that ends in this process is seen
+   * through its signal alone; until then only the polls read the stream.
+   */
+  watch(conversationId: string): TurnWatch {
+    let newest: AppendedSignal | null = null;
     let wake: () => void = () => undefined;
-    const off = this.signals.onAppended(conversationId, (types) => {
-      if (types.some((t) => TURN_BOUNDARIES.has(t))) wake();
+    const off = this.signals.onAppended(conversationId, (signal) => {
+      if (!signal.types.some((t) => TURN_BOUNDARIES.has(t))) return;
+      if (!newest || signal.revision > newest.revision) newest = signal;
+      wake();
     });
-    try {
-      for (;;) {
-        for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
-          state = evolve(state, toEnvelope(event));
-          revision = event.revision;
-          position = event.position;
-        }
+    const until = async (from: WaitFrom, timeoutMs: number): Promise<Waited> => {
+      const deadline = Date.now() + timeoutMs;
+      let { state, revision, position } = from;
+      for (let polled = false; ; polled = true) {
+        const boundary = newest as AppendedSignal | null;
+        newest = null;
+        if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
+        else if (polled)
+          for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
+            state = evolve(state, toEnvelope(event));
+            revision = event.revision;
+            position = event.position;
+          }
         if (state.status !== 'RU') return { state, position, done: true };
         const left = deadline - Date.now();
         if (left <= 0) return { state, position, done: false };
+        if (newest) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, POLL_MS));
           wake = () => {
@@ -64,9 +86,9 @@ export class TurnWaiter {
             resolve();
           };
         });
+        wake = () => undefined;
       }
-    } finally {
-      off();
-    }
+    };
+    return { until, close: off };
   }
 }

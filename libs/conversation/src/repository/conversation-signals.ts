@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
+import type { ConversationState } from '../domain/conversation.state';
+
+/** What this process just appended to a conversation, and the state it folded to. */
+export interface AppendedSignal {
+  types: readonly string[];
+  state: ConversationState;
+  revision: bigint;
+  position: string;
+}
 
 /**
  * In-process notifications about conversations: a stream was appended to (wakes waiters), or
@@ -9,11 +18,11 @@ import { EventEmitter } from 'node:events';
 export class ConversationSignals {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  appended(conversationId: string, types: readonly string[]): void {
-    this.emitter.emit(`appended:${conversationId}`, types);
+  appended(conversationId: string, signal: AppendedSignal): void {
+    this.emitter.emit(`appended:${conversationId}`, signal);
   }
 
-  onAppended(conversationId: string, listener: (types: readonly string[]) => void): () => void {
+  onAppended(conversationId: string, listener: (signal: AppendedSignal) => void): () => void {
     this.emitter.on(`appended:${conversationId}`, listener);
     return () => this.emitter.off(`appended:${conversationId}`, listener);
   }

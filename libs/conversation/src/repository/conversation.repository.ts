@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
 import { EVENT_STORE, type EventStore, type RecordedEvent, StreamNotFound } from '@parley/event-store';
+import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import { type ConversationEvent, streamIdOf } from '../domain/conversation.events';
 import { evolve } from '../domain/conversation.evolve';
@@ -23,25 +25,49 @@ export function toEnvelope(event: RecordedEvent): ConversationEnvelope {
   return { type: event.type, data: event.data, metadata: event.metadata } as unknown as ConversationEnvelope;
 }
 
-/** Loads conversations by folding their stream, and appends with the expected revision. */
+type Folded = LoadedConversation & { revision: bigint };
+
+/**
+ * Loads conversations by folding their stream, and appends with the expected revision.
+ *
+ * Folded states are kept (least recently used first out, CONVERSATION_CACHE_SIZE of them), so a
+ * load reads only the events after the kept revision — usually none — instead of the whole
+ * stream. The store stays the authority: every load still asks it for newer events, and every
+ * append still carries the expected revision, so a state kept here is never acted on stale.
+ * States are immutable (`evolve` returns new objects), which is what makes sharing them safe.
+ */
 @Injectable()
 export class ConversationRepository {
+  private readonly folded: LRUCache<string, Folded> | null;
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(ConversationSignals) private readonly signals: ConversationSignals,
-  ) {}
+    @Inject(CONFIG) config: Config,
+  ) {
+    const max = config.eventStore.conversationCacheSize;
+    this.folded = max > 0 ? new LRUCache<string, Folded>({ max }) : null;
+  }
 
   async load(conversationId: string): Promise<LoadedConversation> {
+    const kept = this.folded?.get(conversationId);
     let events: RecordedEvent[];
     try {
-      events = await this.store.readStream(streamIdOf(conversationId));
+      events = await this.store.readStream(
+        streamIdOf(conversationId),
+        kept ? { fromRevision: kept.revision + 1n } : undefined,
+      );
     } catch (err) {
+      this.folded?.delete(conversationId);
       if (err instanceof StreamNotFound) return { state: initialState(), revision: null };
       throw err;
     }
-    let state = initialState();
+    let state = kept?.state ?? initialState();
     for (const e of events) state = evolve(state, toEnvelope(e));
-    return { state, revision: events.length ? events[events.length - 1].revision : null };
+    const revision = events.at(-1)?.revision ?? kept?.revision ?? null;
+    if (revision === null) return { state, revision };
+    this.keep(conversationId, { state, revision });
+    return { state, revision };
   }
 
   /** Reads the raw events of a conversation from a revision on (the waiter and auditors use it). */
@@ -98,11 +124,18 @@ export class ConversationRepository {
     );
     let state = loaded.state;
     for (const e of envelopes) state = evolve(state, e);
-    this.signals.appended(
-      conversationId,
-      events.map((e) => e.type),
-    );
-    return { state, revision: result.nextRevision, position: result.position };
+    const appended = { state, revision: result.nextRevision, position: result.position };
+    this.keep(conversationId, appended);
+    this.signals.appended(conversationId, { types: events.map((e) => e.type), ...appended });
+    return appended;
+  }
+
+  /** Keeps a folded state unless a newer one is kept already (two loads can finish out of order). */
+  private keep(conversationId: string, folded: Folded): void {
+    if (!this.folded) return;
+    const current = this.folded.peek(conversationId);
+    if (current && current.revision > folded.revision) return;
+    this.folded.set(conversationId, { state: folded.state, revision: folded.revision });
   }
 }
 

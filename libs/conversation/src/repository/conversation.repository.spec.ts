@@ -1,0 +1,131 @@
+import { loadConfig } from '@parley/config';
+import { PostgresEventStore, WrongExpectedVersion, type ReadStreamOptions } from '@parley/event-store';
+import { createPgPool } from '@parley/platform';
+import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { ConversationEvent } from '../domain/conversation.events';
+import { ConversationSignals, type AppendedSignal } from './conversation-signals';
+import { ConversationRepository } from './conversation.repository';
+
+const meta = { actor: 'client-a' };
+const started = (id: string): ConversationEvent => ({
+  type: 'ConversationStarted',
+  data: {
+    conversationId: id,
+    agentCode: 'HELPDESK',
+    actionCode: 'ANSWER',
+    owner: 'client-a',
+    metadata: {},
+    snapshot: snapshotFixture(),
+  },
+});
+const message = (sequence: number, content: string): ConversationEvent => ({
+  type: 'MessageRecorded',
+  data: { sequence, role: 'US', content, turnNo: 1, tokenCount: 1 },
+});
+
+describe('ConversationRepository', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+  /** Every readStream call: how many events it returned, and from which revision it read. */
+  let reads: { fromRevision?: bigint; events: number }[];
+
+  const repository = (cacheSize = 100, signals = new ConversationSignals()) =>
+    new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_SIZE: String(cacheSize) }));
+
+  beforeAll(async () => {
+    db = await createTestDatabase('conversation_repository');
+    pool = createPgPool({ url: db.url, max: 4 });
+    store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+    const readStream = store.readStream.bind(store);
+    store.readStream = async (streamId: string, options?: ReadStreamOptions) => {
+      const events = await readStream(streamId, options);
+      reads.push({ fromRevision: options?.fromRevision, events: events.length });
+      return events;
+    };
+  });
+  beforeEach(() => {
+    reads = [];
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('after its own append, a load reads only the events after the kept revision', async () => {
+    const id = randomUUID();
+    const repo = repository();
+    const first = await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);
+    reads = [];
+
+    const loaded = await repo.load(id);
+
+    expect(reads).toEqual([{ fromRevision: first.revision + 1n, events: 0 }]);
+    expect(loaded).toEqual({ state: first.state, revision: first.revision });
+  });
+
+  it("sees another process's appends, folding them onto the kept state", async () => {
+    const id = randomUUID();
+    const mine = repository();
+    const theirs = repository();
+    await mine.append(id, await mine.load(id), [started(id)], meta);
+    const before = await mine.load(id);
+    await theirs.append(id, await theirs.load(id), [message(1, 'from elsewhere')], meta);
+    reads = [];
+
+    const loaded = await mine.load(id);
+
+    expect(reads).toEqual([{ fromRevision: 1n, events: 1 }]);
+    expect(loaded.revision).toBe(1n);
+    expect(loaded.state).toEqual((await repository(0).load(id)).state);
+    expect(loaded.state.status !== 'none' && loaded.state.transcript.map((m) => m.content)).toEqual(['from elsewhere']);
+    expect(before.revision).toBe(0n);
+  });
+
+  it('refuses to append on a state another process has moved past (the expected revision still guards)', async () => {
+    const id = randomUUID();
+    const mine = repository();
+    const theirs = repository();
+    await mine.append(id, await mine.load(id), [started(id)], meta);
+    const stale = await mine.load(id);
+    await theirs.append(id, await theirs.load(id), [message(1, 'first')], meta);
+
+    await expect(mine.append(id, stale, [message(1, 'second')], meta)).rejects.toBeInstanceOf(WrongExpectedVersion);
+    const after = await mine.load(id);
+    expect(after.state.status !== 'none' && after.state.transcript.map((m) => m.content)).toEqual(['first']);
+  });
+
+  it('forgets a deleted conversation instead of serving the kept state', async () => {
+    const id = randomUUID();
+    const repo = repository();
+    await repo.append(id, await repo.load(id), [started(id)], meta);
+    await store.deleteStream(`conversation-${id}`);
+
+    expect(await repo.load(id)).toEqual({ state: { status: 'none' }, revision: null });
+  });
+
+  it('with CONVERSATION_CACHE_SIZE=0 folds the whole stream on every load', async () => {
+    const id = randomUUID();
+    const repo = repository(0);
+    await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);
+    reads = [];
+
+    await repo.load(id);
+
+    expect(reads).toEqual([{ fromRevision: undefined, events: 2 }]);
+  });
+
+  it('signals each append with the state and revision it folded to', async () => {
+    const id = randomUUID();
+    const signals = new ConversationSignals();
+    const seen: AppendedSignal[] = [];
+    signals.onAppended(id, (s) => seen.push(s));
+    const repo = repository(100, signals);
+
+    const appended = await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);
+
+    expect(seen).toEqual([{ types: ['ConversationStarted', 'MessageRecorded'], ...appended }]);
+  });
+});
