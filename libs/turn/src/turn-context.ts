@@ -17,10 +17,12 @@ export class TurnPreempted extends Error {
 
 /**
  * The turn's view of its conversation: the folded state and its revision, appended to with the
- * expected revision so two workers can never both write. Appends are serialized.
+ * expected revision so two workers can never both write. Appends are serialized, and once one
+ * finds the stream moved, every later one is refused too.
  */
 export class TurnContext {
   private tail: Promise<unknown> = Promise.resolve();
+  private preempted: TurnPreempted | null = null;
 
   constructor(
     readonly conversationId: string,
@@ -44,6 +46,8 @@ export class TurnContext {
   }
 
   private async appendNow(events: ConversationEvent[]): Promise<Appended> {
+    // Appends queued behind the one that found the stream moved must not land on the new state.
+    if (this.preempted) throw this.preempted;
     try {
       const appended = await this.repository.append(this.conversationId, this.loaded, events, {
         actor: 'worker',
@@ -54,7 +58,8 @@ export class TurnContext {
     } catch (err) {
       if (err instanceof WrongExpectedVersion) {
         this.loaded = await this.repository.load(this.conversationId);
-        throw new TurnPreempted(this.loaded.state);
+        this.preempted = new TurnPreempted(this.loaded.state);
+        throw this.preempted;
       }
       throw err;
     }

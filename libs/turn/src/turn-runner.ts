@@ -56,7 +56,9 @@ export class TurnRunner {
   }
 
   async run(job: TurnJob): Promise<void> {
-    const loaded = await this.deps.repository.load(job.conversationId);
+    // When this process appended the event that queued the job (the all-in-one server), the
+    // folded state is already here; the turn's appends carry its revision either way.
+    const loaded = await this.deps.repository.loadForWrite(job.conversationId, BigInt(job.revision));
     const s = loaded.state;
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
     const ctx = new TurnContext(

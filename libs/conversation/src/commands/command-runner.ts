@@ -10,7 +10,7 @@ import { decide } from '../domain/conversation.decide';
 import type { ConversationEvent } from '../domain/conversation.events';
 import type { ConversationState } from '../domain/conversation.state';
 import { ConversationSignals } from '../repository/conversation-signals';
-import { ConversationRepository } from '../repository/conversation.repository';
+import { ConversationRepository, type LoadedConversation } from '../repository/conversation.repository';
 import { TurnScheduler } from './turn-scheduler';
 
 export interface Executed {
@@ -56,44 +56,63 @@ export class CommandRunner {
     const caller = ctx.caller as Principal;
     requireRoles(caller, ['client', 'admin']);
     const commandHash = ctx.idempotencyKey ? hashOf(body) : undefined;
+    // The first attempt decides on the state this process folded last, without a read; a
+    // refusal, a replay or a conflict on it is checked again on a fresh load before it counts.
     for (let attempt = 1; ; attempt++) {
-      const loaded = await this.repository.load(conversationId);
-      const { state } = loaded;
-      if (state.status !== 'none') {
-        assertCanCommand(caller, state.owner);
-        const seen = ctx.idempotencyKey ? state.commands[ctx.idempotencyKey] : undefined;
-        if (seen !== undefined) {
-          if (seen !== commandHash) {
-            throw new DomainError(
-              'IDEMPOTENCY_KEY_REUSED',
-              'This Idempotency-Key was already used with a different request.',
-              {
-                idempotencyKey: ctx.idempotencyKey,
-              },
-            );
-          }
-          const position = await this.repository.headPosition(conversationId);
-          return { state, revision: loaded.revision!, position, events: [], replayed: true };
-        }
-      }
-      const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };
-      const events = decide(build(meta), state);
+      const loaded =
+        attempt === 1
+          ? await this.repository.loadForWrite(conversationId)
+          : { ...(await this.repository.load(conversationId)), fresh: true };
       try {
-        const appended = await this.repository.append(conversationId, loaded, events, {
-          occurredAt: meta.now,
-          actor: caller.subject,
-          commandId: ctx.idempotencyKey,
-          commandHash,
-          correlationId: ctx.correlationId,
-        });
-        await this.scheduler.afterAppend(conversationId, events, appended.revision);
-        if (events.some((e) => e.type === 'ConversationKilled' || e.type === 'ConversationPaused'))
-          this.signals.abort(conversationId);
-        return { ...appended, events, replayed: false };
+        const executed = await this.attempt(conversationId, loaded, ctx, commandHash, build);
+        if (executed) return executed;
       } catch (err) {
-        if (!(err instanceof WrongExpectedVersion) || attempt >= MAX_CONFLICT_RETRIES) throw err;
+        const retry = err instanceof WrongExpectedVersion || (err instanceof DomainError && !loaded.fresh);
+        if (!retry || attempt >= MAX_CONFLICT_RETRIES) throw err;
       }
     }
+  }
+
+  private async attempt(
+    conversationId: string,
+    loaded: LoadedConversation & { fresh: boolean },
+    ctx: CommandContext,
+    commandHash: string | undefined,
+    build: (meta: CommandMeta) => ConversationCommand,
+  ): Promise<Executed | null> {
+    const caller = ctx.caller as Principal;
+    const { state } = loaded;
+    if (state.status !== 'none') {
+      assertCanCommand(caller, state.owner);
+      const seen = ctx.idempotencyKey ? state.commands[ctx.idempotencyKey] : undefined;
+      if (seen !== undefined) {
+        if (!loaded.fresh) return null; // a replay is answered from a fresh load only
+        if (seen !== commandHash) {
+          throw new DomainError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was already used with a different request.',
+            {
+              idempotencyKey: ctx.idempotencyKey,
+            },
+          );
+        }
+        const position = await this.repository.headPosition(conversationId);
+        return { state, revision: loaded.revision!, position, events: [], replayed: true };
+      }
+    }
+    const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };
+    const events = decide(build(meta), state);
+    const appended = await this.repository.append(conversationId, loaded, events, {
+      occurredAt: meta.now,
+      actor: caller.subject,
+      commandId: ctx.idempotencyKey,
+      commandHash,
+      correlationId: ctx.correlationId,
+    });
+    await this.scheduler.afterAppend(conversationId, events, appended.revision);
+    if (events.some((e) => e.type === 'ConversationKilled' || e.type === 'ConversationPaused'))
+      this.signals.abort(conversationId);
+    return { ...appended, events, replayed: false };
   }
 }
 

@@ -18,28 +18,35 @@ export class TurnScheduler {
 
   async afterAppend(conversationId: string, events: readonly ConversationEvent[], lastRevision: bigint): Promise<void> {
     const first = lastRevision - BigInt(events.length - 1);
+    const jobs: Promise<void>[] = [];
     for (const [i, event] of events.entries()) {
       const revision = String(first + BigInt(i));
       if (event.type === 'TurnStarted' || event.type === 'TurnResumed') {
         const turnNo = event.data.turnNo;
-        await this.jobs.enqueue<TurnJob>(TURN_QUEUE, turnJobId(conversationId, revision), {
-          conversationId,
-          turnNo,
-          revision,
-          trace: traceCarrier(),
-        });
-        await this.watchdog(conversationId, turnNo, revision);
+        jobs.push(
+          this.jobs.enqueue<TurnJob>(TURN_QUEUE, turnJobId(conversationId, revision), {
+            conversationId,
+            turnNo,
+            revision,
+            trace: traceCarrier(),
+          }),
+          this.watchdog(conversationId, turnNo, revision),
+        );
       }
       if (event.type === 'QuestionAsked') {
         const delayMs = Math.max(0, Date.parse(event.data.expiresAt) - Date.now());
-        await this.jobs.enqueue<TimerJob>(
-          TIMER_QUEUE,
-          `expire:${conversationId}:${event.data.toolCallId}`,
-          { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
-          { delayMs },
+        jobs.push(
+          this.jobs.enqueue<TimerJob>(
+            TIMER_QUEUE,
+            `expire:${conversationId}:${event.data.toolCallId}`,
+            { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
+            { delayMs },
+          ),
         );
       }
     }
+    // Sent together: on one Redis connection they travel as one pipeline.
+    await Promise.all(jobs);
   }
 
   /** Looks at a running turn again after STUCK_AFTER_MS. */

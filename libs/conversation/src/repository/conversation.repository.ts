@@ -49,6 +49,18 @@ export class ConversationRepository {
     this.folded = max > 0 ? new LRUCache<string, Folded>({ max }) : null;
   }
 
+  /**
+   * The state this process folded last, without asking the store, when it holds one at
+   * `atLeast` or later; otherwise `load`. For writers only: what they decide on it is appended
+   * with its revision, so a state someone else has moved past fails the append
+   * (WrongExpectedVersion) instead of being acted on. `fresh` says whether the store was asked.
+   */
+  async loadForWrite(conversationId: string, atLeast?: bigint): Promise<LoadedConversation & { fresh: boolean }> {
+    const kept = this.folded?.get(conversationId);
+    if (kept && (atLeast === undefined || kept.revision >= atLeast)) return { ...kept, fresh: false };
+    return { ...(await this.load(conversationId)), fresh: true };
+  }
+
   async load(conversationId: string): Promise<LoadedConversation> {
     const kept = this.folded?.get(conversationId);
     let events: RecordedEvent[];

@@ -1,0 +1,85 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConversationRepository } from '@parley/conversation';
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { createLogger } from '@parley/observability';
+import { createHttpApp } from '@parley/transport';
+import { AppModule } from '../apps/server/src/app.module';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+
+/**
+ * Two instances on one database and one queue, as in a scaled deployment: `worker` runs the
+ * turns, `front` only takes commands. Each keeps the conversation states it folded last, so
+ * `front`'s kept state falls behind whatever `worker` appends — and must never be acted on.
+ */
+describe('two instances: a kept conversation state is never acted on stale', () => {
+  let worker: ParleyUnderTest;
+  let front: NestFastifyApplication;
+  let frontUrl: string;
+  let store: EventStore;
+
+  beforeAll(async () => {
+    worker = await startParley('two_instances');
+    front = await createHttpApp(
+      AppModule.forRoot(worker.config, { worker: false }),
+      worker.config,
+      createLogger({ level: 'silent' }),
+    );
+    await front.listen(0, '127.0.0.1');
+    frontUrl = `http://127.0.0.1:${(front.getHttpServer().address() as { port: number }).port}`;
+    store = worker.app.get(EVENT_STORE);
+  });
+  afterAll(async () => {
+    await front.close();
+    await worker.close();
+  });
+
+  const viaFront = async (path: string, body: unknown) => {
+    const res = await fetch(frontUrl + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it("accepts a message its own kept state would refuse, once a fresh load shows the other instance's turn ended", async () => {
+    const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    const first = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'one', wait: true });
+    expect(first.body.status).toBe('CO');
+    // The worker instance completed the turn; the front instance still keeps it running.
+    const kept = await front.get(ConversationRepository).loadForWrite(id);
+    expect(kept).toMatchObject({ fresh: false, state: { status: 'RU' } });
+
+    const second = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'two', wait: true });
+
+    expect(second.status).toBe(200);
+    expect(second.body.status).toBe('CO');
+    const events = await store.readStream(`conversation-${id}`);
+    const users = events.filter((e) => e.type === 'MessageRecorded' && (e.data as any).role === 'US');
+    expect(users.map((e) => (e.data as any).content)).toEqual(['one', 'two']);
+    expect(events.filter((e) => e.type === 'ConversationCompleted')).toHaveLength(2);
+    expect(events.map((e) => Number(e.revision))).toEqual(events.map((_, i) => i));
+  });
+
+  it('appends on a kept state another instance moved past only after re-deciding on a fresh one', async () => {
+    const id = (await worker.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'one', wait: true });
+    // A turn through the worker instance moves the stream on without the front instance seeing it.
+    expect((await worker.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'two' })).body.status).toBe(
+      'CO',
+    );
+
+    const third = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'three', wait: true });
+
+    expect(third.body.status).toBe('CO');
+    const events = await store.readStream(`conversation-${id}`);
+    const users = events.filter((e) => e.type === 'MessageRecorded' && (e.data as any).role === 'US');
+    expect(users.map((e) => [(e.data as any).content, (e.data as any).sequence])).toEqual([
+      ['one', 1],
+      ['two', 3],
+      ['three', 5],
+    ]);
+  });
+});
