@@ -2,9 +2,16 @@ import { EventStore1732200000000 } from './1732200000000-event-store';
 import { Catalog1732200001000 } from './1732200001000-catalog';
 import { Auth1732200002000 } from './1732200002000-auth';
 import { ReadModels1732200006000 } from './1732200006000-read-models';
+import { ReadModelsCheckpoint1732200007000 } from './1732200007000-read-models-checkpoint';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
  * TypeScript runtime, Jest and a compiled build.
  */
-export const migrations = [EventStore1732200000000, Catalog1732200001000, Auth1732200002000, ReadModels1732200006000];
+export const migrations = [
+  EventStore1732200000000,
+  Catalog1732200001000,
+  Auth1732200002000,
+  ReadModels1732200006000,
+  ReadModelsCheckpoint1732200007000,
+];

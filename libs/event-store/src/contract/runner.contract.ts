@@ -1,6 +1,10 @@
 import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
-import { runSubscription, type SubscriptionRunner } from '../subscription/subscription-runner';
+import {
+  runSubscription,
+  type SubscriptionRunner,
+  type SubscriptionRunnerOptions,
+} from '../subscription/subscription-runner';
 import { event, events, eventually, newCategory, newStream, type ContractHarness } from './contract-kit';
 
 interface Effects {
@@ -42,6 +46,7 @@ export function runnerContract(h: () => ContractHarness): void {
       subscriptionId: string,
       category: string,
       handle: (list: RecordedEvent[], tx: PoolClient) => Promise<void>,
+      more: Partial<SubscriptionRunnerOptions> = {},
     ) => {
       const runner = runSubscription({
         pool: h().pool,
@@ -53,6 +58,7 @@ export function runnerContract(h: () => ContractHarness): void {
         retryMs: 50,
         lockRetryMs: 100,
         handle,
+        ...more,
       });
       running.push(runner);
       return runner;
@@ -132,6 +138,24 @@ export function runnerContract(h: () => ContractHarness): void {
       );
       await eventually(async () => expect(await effects(id)).toEqual({ total: 5, distinct: 5 }));
       expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+    });
+
+    it('commits a batch without waiting for the WAL flush only when synchronousCommit is false', async () => {
+      const { store } = h();
+      const category = newCategory();
+      const [relaxed, strict] = [`relaxed-${category}`, `strict-${category}`];
+      const seen: Record<string, string> = {};
+      const show = (id: string) => async (_list: RecordedEvent[], tx: PoolClient) => {
+        const { rows } = await tx.query<{ synchronous_commit: string }>('show synchronous_commit');
+        seen[id] = rows[0].synchronous_commit;
+      };
+      const runners = [
+        start(relaxed, category, show(relaxed), { synchronousCommit: false }),
+        start(strict, category, show(strict)),
+      ];
+      const { position } = await store.append(newStream(category), [event()]);
+      for (const runner of runners) expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+      expect(seen).toEqual({ [relaxed]: 'off', [strict]: 'on' });
     });
 
     it('waitForPosition also passes events its filter skips, and times out with false', async () => {

@@ -22,6 +22,13 @@ export interface SubscriptionRunnerOptions {
   coalesceMs?: number;
   /** How often a standby tries to take the lock over. */
   lockRetryMs?: number;
+  /**
+   * False: a batch's transaction commits without waiting for its WAL flush
+   * (`synchronous_commit = off`, for that transaction only). A database crash may then lose the
+   * last batches, checkpoint included, so use it only where redoing them is harmless and nothing
+   * outside the database saw them (default true).
+   */
+  synchronousCommit?: boolean;
   /** Applies a batch inside `tx`; the checkpoint is written in the same transaction. */
   handle(events: RecordedEvent[], tx: PoolClient): Promise<void>;
   onError?(err: unknown): void;
@@ -187,7 +194,8 @@ export class SubscriptionRunner {
     const tx = await this.options.pool.connect();
     tx.on('error', noop);
     try {
-      await tx.query('begin');
+      // One round trip for both statements when the commit may skip the WAL flush.
+      await tx.query(this.options.synchronousCommit === false ? 'begin; set local synchronous_commit = off' : 'begin');
       if (!(await lockCheckpoint(tx, this.options.subscriptionId, expected))) {
         await tx.query('rollback');
         tx.off('error', noop);

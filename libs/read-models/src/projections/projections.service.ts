@@ -11,18 +11,19 @@ import { EVENT_STORE, type EventStore, type GlobalFeed, type SubscriptionRunner 
 import { MetricsService } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
-import { runProjection } from './projection-runner';
+import { runProjections } from './projection-runner';
 import { PROJECTIONS } from './projections';
 
 /**
- * Runs every projection in this process (apps/projector, apps/server). Each projection is a
- * subscription of its own, so another instance is a hot standby and a rebuild swaps one
- * read model without stopping the others.
+ * Runs every projection in this process (apps/projector, apps/server), all on one
+ * subscription: each batch of events is read once and applied to every read model in one
+ * transaction. Another instance is a hot standby; a rebuild swaps read models in under the
+ * subscription's checkpoint while it runs.
  */
 @Injectable()
 export class ProjectionsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Projections');
-  private runners: SubscriptionRunner[] = [];
+  private runner: SubscriptionRunner | null = null;
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -32,27 +33,23 @@ export class ProjectionsService implements OnApplicationBootstrap, BeforeApplica
   ) {}
 
   onApplicationBootstrap(): void {
-    const feed = this.store as unknown as GlobalFeed;
-    this.runners = PROJECTIONS.map((projection) =>
-      runProjection(projection, {
-        pool: this.pool,
-        feed,
-        pollMs: this.config.eventStore.pollMs,
-        onLag: (name, ms) => this.metrics?.setProjectionLag(name, ms),
-        onError: (name, err) => this.logger.error(`projection ${name}: batch failed, retrying: ${String(err)}`),
-      }),
-    );
+    this.runner = runProjections(PROJECTIONS, {
+      pool: this.pool,
+      feed: this.store as unknown as GlobalFeed,
+      pollMs: this.config.eventStore.pollMs,
+      onLag: (name, ms) => this.metrics?.setProjectionLag(name, ms),
+      onError: (err) => this.logger.error(`read models: batch failed, retrying: ${String(err)}`),
+    });
   }
 
-  /** Resolves once every projection has processed `position` (false after `timeoutMs`). */
-  async waitForPosition(position: string, timeoutMs: number): Promise<boolean> {
-    const reached = await Promise.all(this.runners.map((r) => r.waitForPosition(position, timeoutMs)));
-    return reached.every(Boolean);
+  /** Resolves true once every projection has processed `position` (false after `timeoutMs`). */
+  waitForPosition(position: string, timeoutMs: number): Promise<boolean> {
+    return this.runner ? this.runner.waitForPosition(position, timeoutMs) : Promise.resolve(false);
   }
 
   // Before the pool closes (DatabaseModule ends it on application shutdown).
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.runners.map((r) => r.stop()));
-    this.runners = [];
+    await this.runner?.stop();
+    this.runner = null;
   }
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { fold, streamIdOf, type ConversationEnvelope, type ExistingConversation } from '@parley/conversation';
-import { PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
+import { comparePositions, PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { conversationScript, toAppend } from '../testing/conversation-script';
+import { messagesProjection } from './messages.projection';
 import { projectedEvent } from './projected-event';
-import { runProjection } from './projection-runner';
+import { runProjections } from './projection-runner';
 import { PROJECTIONS } from './projections';
 import { rebuildProjections } from './rebuild';
 
@@ -25,8 +26,29 @@ describe('read-model projections', () => {
   let db: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
-  let runners: SubscriptionRunner[];
+  /** The projector's own pool, whose clients log every statement they send. */
+  let projectorPool: Pool;
+  const statements: string[] = [];
+  let runner: SubscriptionRunner;
   const ids = [randomUUID(), randomUUID()];
+  const start = () => (runner = runProjections(PROJECTIONS, { pool: projectorPool, feed: store, pollMs: 50 }));
+  const appendConversation = async () => {
+    const id = randomUUID();
+    await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() })));
+    return id;
+  };
+  /** The feed holds events back while older transactions anywhere on the server are open. */
+  const feedShows = async (position: string) => {
+    for (let tries = 0; tries < 500; tries++) {
+      const { scannedTo } = await store.readPage(null, undefined, 10_000);
+      if (scannedTo !== null && comparePositions(scannedTo, position) >= 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`the feed did not reach ${position}`);
+  };
+  const statusOf = async (id: string) =>
+    (await pool.query('select status from rm_conversations where conversation_id = $1', [id])).rows;
+  const messageCount = async () => (await pool.query('select count(*)::int as n from rm_messages')).rows[0].n;
 
   const dump = async () => {
     const out: Record<string, unknown[]> = {};
@@ -35,21 +57,31 @@ describe('read-model projections', () => {
   };
   const caughtUp = async () => {
     const head = (await store.headPosition()) as string;
-    for (const r of runners) expect(await r.waitForPosition(head, 10_000)).toBe(true);
+    expect(await runner.waitForPosition(head, 10_000)).toBe(true);
   };
 
   beforeAll(async () => {
     db = await createTestDatabase('read_models');
     pool = createPgPool({ url: db.url, max: 12 });
     store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+    projectorPool = createPgPool({ url: db.url, max: 4 });
+    projectorPool.on('connect', (client: PoolClient) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((...args: unknown[]) => {
+        const sql = args[0];
+        statements.push(typeof sql === 'string' ? sql : (sql as { text: string }).text);
+        return query(...args);
+      }) as typeof client.query;
+    });
     for (const id of ids)
       await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() })));
-    runners = PROJECTIONS.map((p) => runProjection(p, { pool, feed: store, pollMs: 50 }));
+    start();
     await caughtUp();
   });
   afterAll(async () => {
-    await Promise.all(runners.map((r) => r.stop()));
+    await runner.stop();
     await store.close();
+    await projectorPool.end();
     await pool.end();
     await db.drop();
   });
@@ -168,11 +200,51 @@ describe('read-model projections', () => {
     expect(result.events).toBe(2 * conversationScript(ids[0], { snapshot: snapshotFixture() }).length);
     expect(await dump()).toEqual(before);
 
-    const third = randomUUID();
-    await store.append(streamIdOf(third), toAppend(conversationScript(third, { snapshot: snapshotFixture() })));
+    const third = await appendConversation();
     await caughtUp();
-    const { rows } = await pool.query('select status from rm_conversations where conversation_id = $1', [third]);
-    expect(rows).toEqual([{ status: 'CO' }]);
-    expect((await pool.query('select count(*)::int as n from rm_messages')).rows[0].n).toBe(33);
+    expect(await statusOf(third)).toEqual([{ status: 'CO' }]);
+    expect(await messageCount()).toBe(33);
+  });
+
+  it('rebuilds one read model while the projector runs, leaving every table as it was', async () => {
+    const before = await dump();
+    await rebuildProjections(pool, store, [messagesProjection], 7);
+    expect(await dump()).toEqual(before);
+
+    const next = await appendConversation();
+    await caughtUp();
+    expect(await statusOf(next)).toEqual([{ status: 'CO' }]);
+    expect(await messageCount()).toBe(44);
+  });
+
+  it('brings the read models it does not rebuild up to date when the projector is behind', async () => {
+    await runner.stop();
+    const missed = await appendConversation();
+    await feedShows((await store.headPosition()) as string);
+    await rebuildProjections(pool, store, [messagesProjection], 7);
+    // No projector ran: the rebuild's catch-up wrote the other read models' live tables.
+    expect(await statusOf(missed)).toEqual([{ status: 'CO' }]);
+    expect(await messageCount()).toBe(55);
+    const { rows } = await pool.query("select position from es_checkpoints where subscription_id = 'read-models'");
+    expect(rows).toEqual([{ position: await store.headPosition() }]);
+
+    start();
+    await caughtUp();
+    const after = await dump();
+    await rebuildProjections(pool, store, PROJECTIONS, 7);
+    expect(await dump()).toEqual(after);
+  });
+
+  it('projects a burst of appends in one transaction that writes every read model and the checkpoint', async () => {
+    await caughtUp();
+    statements.length = 0;
+    const id = await appendConversation();
+    await caughtUp();
+    const batch = statements.slice(statements.findIndex((sql) => sql.startsWith('begin')));
+    expect(batch.filter((sql) => sql.startsWith('begin'))).toEqual(['begin; set local synchronous_commit = off']);
+    expect(batch.filter((sql) => sql === 'commit')).toHaveLength(1);
+    expect(batch.filter((sql) => sql.includes('update es_checkpoints'))).toHaveLength(1);
+    for (const table of TABLES) expect(batch.some((sql) => sql.includes(`into ${table} `))).toBe(true);
+    expect(await statusOf(id)).toEqual([{ status: 'CO' }]);
   });
 });

@@ -6,7 +6,7 @@ import type { Projection } from './projection';
 import { toolCallsProjection } from './tool-calls.projection';
 import { usageProjection } from './usage.projection';
 
-/** Every read model, each on a subscription of its own (`read-model:<name>`). */
+/** Every read model; they share one subscription, `read-models` (see runProjections). */
 export const PROJECTIONS: readonly Projection[] = [
   conversationsProjection,
   messagesProjection,
@@ -17,8 +17,8 @@ export const PROJECTIONS: readonly Projection[] = [
   usageProjection,
 ];
 
-export const subscriptionIdOf = (projection: Projection | string): string =>
-  `read-model:${typeof projection === 'string' ? projection : projection.name}`;
+/** The checkpoint of every projection's live tables. */
+export const READ_MODELS_SUBSCRIPTION = 'read-models';
 
 export function projectionNamed(name: string): Projection | undefined {
   return PROJECTIONS.find((p) => p.name === name);

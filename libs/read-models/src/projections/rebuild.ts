@@ -1,10 +1,10 @@
 import { DomainError } from '@parley/platform';
 import { comparePositions, maxPosition, parsePosition, type GlobalFeed } from '@parley/event-store';
 import type { ClientBase, Pool } from 'pg';
-import { projectedEvent } from './projected-event';
-import type { Projection } from './projection';
+import { projectedEvent, type ProjectedEvent } from './projected-event';
+import type { Projection, TableNames } from './projection';
 import { CONVERSATION_FILTER } from './projection-runner';
-import { subscriptionIdOf } from './projections';
+import { PROJECTIONS, READ_MODELS_SUBSCRIPTION } from './projections';
 
 const shadowOf = (table: string) => `${table}__rebuild`;
 
@@ -14,12 +14,16 @@ export interface RebuildResult {
   position: string | null;
 }
 
-/** Reads the feed after `from` page by page, applying each page to the shadow tables via `apply`. */
+/** The earlier of two positions, null counting as "before everything". */
+const earlier = (a: string | null, b: string | null): string | null =>
+  a === null || b === null ? null : comparePositions(a, b) <= 0 ? a : b;
+
+/** Reads the feed after `from` page by page, applying each page via `apply`; returns where it got. */
 async function catchUp(
   feed: GlobalFeed,
   from: string | null,
   batchSize: number,
-  apply: (events: ReturnType<typeof projectedEvent>[]) => Promise<void>,
+  apply: (events: ProjectedEvent[]) => Promise<void>,
 ): Promise<{ position: string | null; events: number }> {
   let position = from;
   let count = 0;
@@ -49,13 +53,25 @@ async function inTransaction<T>(pool: Pool, fn: (tx: ClientBase) => Promise<T>):
   }
 }
 
+const live = (table: string) => table;
+
+/** Applies each page to the tables `names` picks for `projections`, inside `tx`. */
+const applying =
+  (tx: ClientBase, projections: readonly Projection[], names: TableNames) => async (events: ProjectedEvent[]) => {
+    for (const projection of projections) await projection.apply(events, tx, names);
+  };
+
 /**
  * Rebuilds read models from position zero while the service runs: builds shadow tables
- * (`<table>__rebuild`) page by page, then, in one transaction holding the live checkpoint rows
- * (so live projectors wait), applies the last events, swaps the tables by renaming them and
- * moves the live checkpoints to where the shadow got. A live projector whose batch was waiting
- * finds its checkpoint moved, drops that batch and resumes from the new checkpoint. Holds three
- * connections of `pool` at once (the lock, the swap transaction, feed reads).
+ * (`<table>__rebuild`) page by page, then, in one transaction holding the `read-models`
+ * checkpoint row (so the live projector waits), applies the last events, swaps the tables by
+ * renaming them and moves the checkpoint to where the catch-up got. The checkpoint is shared
+ * with the read models not rebuilt, so the catch-up starts from the earlier of the live
+ * checkpoint and the shadow's position and applies each page to their live tables too:
+ * projections are idempotent, so events applied twice change nothing. A live projector whose
+ * batch was waiting finds its checkpoint moved, drops that batch and resumes from the new
+ * checkpoint. Holds three connections of `pool` at once (the lock, the swap transaction, feed
+ * reads).
  */
 export async function rebuildProjections(
   pool: Pool,
@@ -70,22 +86,30 @@ export async function rebuildProjections(
       `select pg_try_advisory_lock(hashtextextended('parley.read-model-rebuild', 0)) as locked`,
     );
     if (!rows[0]?.locked) throw new DomainError('CONFLICT', 'Another rebuild of the read models is running.');
+    const chosen = new Set(projections.map((p) => p.name));
+    const others = PROJECTIONS.filter((p) => !chosen.has(p.name));
     const tables = projections.flatMap((p) => p.tables);
     for (const table of tables) {
       await pool.query(`drop table if exists ${shadowOf(table)}`);
       await pool.query(`create table ${shadowOf(table)} (like ${table} including all)`);
     }
-    const applyAll = (tx: ClientBase) => async (events: ReturnType<typeof projectedEvent>[]) => {
-      for (const projection of projections) await projection.apply(events, tx, shadowOf);
-    };
-    const bulk = await catchUp(feed, null, batchSize, (events) => inTransaction(pool, (tx) => applyAll(tx)(events)));
+    const bulk = await catchUp(feed, null, batchSize, (events) =>
+      inTransaction(pool, (tx) => applying(tx, projections, shadowOf)(events)),
+    );
     const tail = await inTransaction(pool, async (tx) => {
-      for (const projection of projections) {
-        const id = subscriptionIdOf(projection);
-        await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [id]);
-        await tx.query('select 1 from es_checkpoints where subscription_id = $1 for update', [id]);
-      }
-      const caught = await catchUp(feed, bulk.position, batchSize, applyAll(tx));
+      const id = READ_MODELS_SUBSCRIPTION;
+      await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [id]);
+      const checkpoint = await tx.query<{ position: string | null }>(
+        'select position from es_checkpoints where subscription_id = $1 for update',
+        [id],
+      );
+      const from = earlier(checkpoint.rows[0].position, bulk.position);
+      let fresh = 0;
+      const caught = await catchUp(feed, from, batchSize, async (events) => {
+        await applying(tx, projections, shadowOf)(events);
+        await applying(tx, others, live)(events);
+        fresh += events.filter((e) => bulk.position === null || comparePositions(e.position, bulk.position) > 0).length;
+      });
       for (const table of tables) {
         await tx.query(`drop table ${table}`);
         await tx.query(`alter table ${shadowOf(table)} rename to ${table}`);
@@ -94,10 +118,10 @@ export async function rebuildProjections(
       const parts = parsed?.kind === 'pg' ? [String(parsed.tx), parsed.pos] : [null, null];
       await tx.query(
         `update es_checkpoints set position = $2, last_tx = $3::xid8, last_position = $4, updated_at = now()
-         where subscription_id = any($1)`,
-        [projections.map(subscriptionIdOf), caught.position, ...parts],
+         where subscription_id = $1`,
+        [id, caught.position, ...parts],
       );
-      return caught;
+      return { position: caught.position, events: fresh };
     });
     return { events: bulk.events + tail.events, ms: performance.now() - started, position: tail.position };
   } finally {

@@ -20,14 +20,14 @@ export class ConversationQueries {
 
   /** findConversation: the conversation, or null (seed 000). */
   async findConversation(principal: Principal, q: ByConversation): Promise<ConversationView | null> {
-    await this.positions.waitFor(['conversations'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     const row = await this.row(q.conversationId);
     return row && this.readable(principal, row) ? conversationOf(row) : null;
   }
 
   /** getConversationMessages: the transcript in sequence, attachments included. */
   async getConversationMessages(principal: Principal, q: ByConversation) {
-    await this.positions.waitFor(['conversations', 'messages', 'attachments'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     await this.require(principal, q.conversationId);
     const [messages, attachments] = await Promise.all([
       this.pool.query<Row>('select * from rm_messages where conversation_id = $1 order by sequence', [
@@ -48,7 +48,7 @@ export class ConversationQueries {
 
   /** getPendingQuestions: the question a WAITING conversation waits on, or null (seed 000). */
   async getPendingQuestions(principal: Principal, q: ByConversation) {
-    await this.positions.waitFor(['conversations', 'pending'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     const row = await this.row(q.conversationId);
     if (!row || !this.readable(principal, row) || row.status !== 'WA') return null;
     const { rows } = await this.pool.query<{ question: Record<string, unknown> | null }>(
@@ -61,7 +61,7 @@ export class ConversationQueries {
 
   /** The tool calls waiting for an administrator's or the owner's approval. */
   async getPendingApprovals(principal: Principal, q: ByConversation) {
-    await this.positions.waitFor(['conversations', 'pending'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     await this.require(principal, q.conversationId);
     const { rows } = await this.pool.query<{ approvals: unknown[] }>(
       'select approvals from rm_pending where conversation_id = $1',
@@ -71,7 +71,7 @@ export class ConversationQueries {
   }
 
   async getToolCalls(principal: Principal, q: ByConversation) {
-    await this.positions.waitFor(['conversations', 'tool-calls'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     await this.require(principal, q.conversationId);
     const { rows } = await this.pool.query<Row>(
       'select * from rm_tool_calls where conversation_id = $1 order by requested_at, tool_call_id',
@@ -81,7 +81,7 @@ export class ConversationQueries {
   }
 
   async getModelCalls(principal: Principal, q: ByConversation) {
-    await this.positions.waitFor(['conversations', 'model-calls'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     await this.require(principal, q.conversationId);
     const { rows } = await this.pool.query<Row>(
       'select * from rm_model_calls where conversation_id = $1 order by turn_no, call_no',
@@ -92,7 +92,7 @@ export class ConversationQueries {
 
   /** Newest first, filtered, paged by an opaque cursor. */
   async listConversations(principal: Principal, q: ListConversationsQuery) {
-    await this.positions.waitFor(['conversations'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, value: unknown) => {

@@ -1,15 +1,14 @@
-import { comparePositions } from '@parley/event-store';
+import { comparePositions, readCheckpoint } from '@parley/event-store';
 import { DomainError } from '@parley/platform';
 import type { Pool } from 'pg';
-import { subscriptionIdOf } from '../projections/projections';
+import { READ_MODELS_SUBSCRIPTION } from '../projections/projections';
 
 const POLL_MS = 20;
 
 /**
- * Read-your-writes: waits until the named projections have processed `minPosition`, reading
- * their checkpoints, so it works whichever process runs the projector. Bounded: after
- * `timeoutMs` it fails with TIMEOUT instead of hanging (a position from the future, or a
- * projector that is down).
+ * Read-your-writes: waits until the projections have processed `minPosition`, reading their
+ * checkpoint, so it works whichever process runs the projector. Bounded: after `timeoutMs` it
+ * fails with TIMEOUT instead of hanging (a position from the future, or a projector that is down).
  */
 export class ProjectionPositions {
   constructor(
@@ -17,19 +16,12 @@ export class ProjectionPositions {
     private readonly timeoutMs: number,
   ) {}
 
-  async waitFor(projections: readonly string[], minPosition: string | undefined): Promise<void> {
+  async waitFor(minPosition: string | undefined): Promise<void> {
     if (minPosition === undefined) return;
-    const ids = projections.map(subscriptionIdOf);
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
-      const { rows } = await this.pool.query<{ position: string | null }>(
-        'select position from es_checkpoints where subscription_id = any($1)',
-        [ids],
-      );
-      const reached =
-        rows.length === ids.length &&
-        rows.every((r) => r.position !== null && comparePositions(r.position, minPosition) >= 0);
-      if (reached) return;
+      const position = await readCheckpoint(this.pool, READ_MODELS_SUBSCRIPTION);
+      if (position !== null && comparePositions(position, minPosition) >= 0) return;
       if (Date.now() >= deadline)
         throw new DomainError(
           'TIMEOUT',

@@ -17,7 +17,7 @@ export class UsageQueries {
 
   async getUsage(principal: Principal, q: UsageQuery) {
     requireRoles(principal, ['admin', 'auditor']);
-    await this.positions.waitFor(['usage'], q.minPosition);
+    await this.positions.waitFor(q.minPosition);
     const column = GROUP_COLUMN[q.groupBy];
     const { rows } = await this.pool.query<Record<string, unknown>>(
       `select ${column} as key, sum(conversations)::float8 as conversations, sum(model_calls)::float8 as model_calls,
