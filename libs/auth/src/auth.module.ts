@@ -32,7 +32,11 @@ class AuthWarnings implements OnApplicationBootstrap {
   controllers: [KeysHttpController],
   providers: [
     ApiKeyRepository,
-    ApiKeysService,
+    {
+      provide: ApiKeysService,
+      inject: [ApiKeyRepository, CONFIG],
+      useFactory: (keys: ApiKeyRepository, config: Config) => new ApiKeysService(keys, config.security.apiKeyCacheMs),
+    },
     Authenticator,
     AuthWarnings,
     {

@@ -64,6 +64,7 @@ export const envSchema = z.object({
   PARLEY_PREVIOUS_ENCRYPTION_KEYS: z.string().optional(),
   PARLEY_ADMIN_API_KEY: z.string().min(16, { message: 'expected at least 16 characters' }).optional(),
   PARLEY_AUTH_ENABLED: bool(true),
+  API_KEY_CACHE_MS: int(5_000, 0),
   PARLEY_PUBLIC_PATHS: z.string().default('/health,/health/ready,/metrics'),
   JWT_SECRET: z.string().min(32, { message: 'expected at least 32 characters' }).optional(),
   JWT_JWKS_URL: url(['http', 'https']),

@@ -38,6 +38,8 @@ export function toConfig(env: Env) {
       previousEncryptionKeys: splitList(env.PARLEY_PREVIOUS_ENCRYPTION_KEYS ?? ''),
       adminApiKey: env.PARLEY_ADMIN_API_KEY ?? null,
       authEnabled: env.PARLEY_AUTH_ENABLED,
+      /** How long a key that authenticated is trusted without a database lookup (0: every request looks). */
+      apiKeyCacheMs: env.API_KEY_CACHE_MS,
       publicPaths: splitList(env.PARLEY_PUBLIC_PATHS),
       jwt: {
         secret: env.JWT_SECRET ?? null,

@@ -2,6 +2,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { registerSecret } from '@parley/observability';
 import { DomainError } from '@parley/platform';
+import { LRUCache } from 'lru-cache';
 import { isRole, ROLES, type Principal, type Role } from '../principal';
 import { ApiKeyRepository, type ApiKeyRecord } from './api-key.repository';
 import { digestApiKey, generateApiKey } from './api-key-secret';
@@ -19,9 +20,27 @@ export interface CreatedApiKey extends ApiKeyRecord {
 
 const SUBJECT = /^[\w.@:-]{1,200}$/;
 
+/** `last_used_at` is written at most this often per key and instance. */
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * API keys: created and revoked by admins, checked on every request. A key that authenticated
+ * is trusted for `trustMs` (API_KEY_CACHE_MS) without asking the database again, so a client's
+ * requests do not each cost a round trip; a key revoked through another instance stops working
+ * there within that time, and at once on the instance that revoked it.
+ */
 @Injectable()
 export class ApiKeysService {
-  constructor(@Inject(ApiKeyRepository) private readonly keys: ApiKeyRepository) {}
+  /** Digest of a key that authenticated -> its principal. Only good keys get in. */
+  private readonly trusted: LRUCache<string, Principal> | null;
+  private readonly touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS });
+
+  constructor(
+    @Inject(ApiKeyRepository) private readonly keys: ApiKeyRepository,
+    trustMs = 0,
+  ) {
+    this.trusted = trustMs > 0 ? new LRUCache<string, Principal>({ max: 10_000, ttl: trustMs }) : null;
+  }
 
   async create(input: NewApiKey): Promise<CreatedApiKey> {
     const problems = [];
@@ -45,6 +64,8 @@ export class ApiKeysService {
   async revoke(id: string): Promise<ApiKeyRecord> {
     const revoked = /^[0-9a-f-]{36}$/i.test(id) ? await this.keys.revoke(id) : null;
     if (!revoked) throw DomainError.notFound('API key', id);
+    for (const [digest, principal] of this.trusted?.entries() ?? [])
+      if (principal.keyId === id) this.trusted?.delete(digest);
     return revoked;
   }
 
@@ -55,11 +76,18 @@ export class ApiKeysService {
   /** The principal of an active key, or null for an unknown or revoked one. */
   async authenticate(key: string): Promise<Principal | null> {
     const hash = digestApiKey(key);
+    const trusted = this.trusted?.get(hash);
+    if (trusted) return trusted;
     const found = await this.keys.findActiveByHash(hash);
     if (!found || !timingSafeEqual(Buffer.from(found.hash), Buffer.from(hash))) return null;
-    void this.keys.touch(found.id).catch(() => undefined);
+    if (!this.touched.has(found.id)) {
+      this.touched.set(found.id, true);
+      void this.keys.touch(found.id).catch(() => undefined);
+    }
     // Only keys that authenticate are masked: a caller cannot grow the masker with junk.
     registerSecret(key);
-    return { subject: found.subject, roles: found.roles, keyId: found.id };
+    const principal: Principal = { subject: found.subject, roles: found.roles, keyId: found.id };
+    this.trusted?.set(hash, principal);
+    return principal;
   }
 }
