@@ -1,8 +1,8 @@
+import { countPromptTokens, countTokens, countToolCallTokens } from '@parley/prompt';
 import { LlmError } from './llm-error';
 import type { FinishReason, LlmRequest, LlmStreamEvent, LlmUsage } from './llm.port';
 import { ThinkSplitter } from './think-splitter';
 import { ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler';
-import { countPromptTokens, countTokens, countToolCallTokens } from './token-counter';
 
 interface RawUsage {
   prompt_tokens?: number | null;
@@ -77,8 +77,8 @@ export class ChunkReader {
     const estimated = this.usage === null;
     const { model, messages, tools } = this.request;
     const usage: LlmUsage = {
-      inputTokens: this.usage?.input ?? countPromptTokens(model, messages, tools),
-      outputTokens: this.usage?.output ?? countTokens(model, this.output) + countToolCallTokens(model, calls),
+      inputTokens: this.usage?.input ?? countPromptTokens(messages, tools, model),
+      outputTokens: this.usage?.output ?? countTokens(this.output, model) + countToolCallTokens(calls, model),
       estimated,
     };
     events.push({

@@ -11,5 +11,4 @@ export {
   type LlmCallSettings,
   type LlmClientDefaults,
 } from './llm-client';
-export { countTokens, countPromptTokens, encodingFor } from './token-counter';
 export { LlmModule } from './llm.module';

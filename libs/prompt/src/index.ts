@@ -7,4 +7,11 @@ export {
 } from './assemble-prompt';
 export { schemaBlock, type PromptSchema, type SchemaCardinality, type SchemaDirection } from './schema-prompt';
 export { buildChatOptions, responseName, type ChatOptionsInput, type ConfigurationValues } from './chat-options';
-export { countTokens, countMessageTokens, encodingNameFor, type CountableMessage } from './token-count';
+export {
+  countTokens,
+  countMessageTokens,
+  countPromptTokens,
+  countToolCallTokens,
+  encodingNameFor,
+  type CountableMessage,
+} from './token-count';

@@ -1,10 +1,39 @@
-import { countMessageTokens, countTokens, encodingNameFor } from './token-count';
+import { getEncoding } from 'js-tiktoken';
+import { countMessageTokens, countPromptTokens, countTokens, encodingNameFor } from './token-count';
 
 describe('token counting', () => {
   it('chooses the encoding by model name and falls back to o200k_base', () => {
     expect(encodingNameFor('gpt-4o-mini')).toBe('o200k_base');
     expect(encodingNameFor('gpt-4')).toBe('cl100k_base');
+    expect(encodingNameFor('gpt-4-turbo')).toBe('cl100k_base');
+    expect(encodingNameFor('gpt-3.5-turbo')).toBe('cl100k_base');
     expect(encodingNameFor('sim-chat')).toBe('o200k_base');
+    expect(encodingNameFor('llama-3.1-8b')).toBe('o200k_base');
+    expect(encodingNameFor('sim-chat')).toBe('o200k_base');
+  });
+
+  it("counts text exactly as js-tiktoken's encoding does", () => {
+    const text = 'Parley streams models through any OpenAI-compatible API.';
+    expect(countTokens(text, 'gpt-4')).toBe(getEncoding('cl100k_base').encode(text).length);
+    expect(countTokens(text, 'gpt-4o')).toBe(getEncoding('o200k_base').encode(text).length);
+  });
+
+  it('counts tool calls, tool results and tool definitions in the prompt', () => {
+    const bare = countPromptTokens([{ role: 'user', content: 'hi' }], [], 'gpt-4o');
+    const tools = [{ name: 'f', description: 'does f', parameters: { type: 'object' } }];
+    const withTools = countPromptTokens(
+      [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: null, toolCalls: [{ name: 'f', arguments: '{"a":1}' }] },
+        { role: 'tool', toolCallId: 'c1', content: 'done' },
+      ],
+      tools,
+      'gpt-4o',
+    );
+    expect(withTools).toBeGreaterThan(bare + 10);
+    expect(countPromptTokens([{ role: 'user', content: 'hi' }], tools, 'gpt-4o')).toBe(
+      bare + countTokens(JSON.stringify(tools), 'gpt-4o'),
+    );
   });
 
   it('counts with a real tokenizer, not by characters', () => {

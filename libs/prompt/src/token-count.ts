@@ -20,12 +20,20 @@ const TOKENS_PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 const TOKENS_PER_IMAGE = 85;
 
+const encodingNames = new Map<string, TiktokenEncoding>();
+
 export function encodingNameFor(modelName: string): TiktokenEncoding {
-  try {
-    return getEncodingNameForModel(modelName as TiktokenModel);
-  } catch {
-    return FALLBACK_ENCODING;
+  let name = encodingNames.get(modelName);
+  if (name === undefined) {
+    try {
+      name = getEncodingNameForModel(modelName as TiktokenModel);
+    } catch {
+      name = FALLBACK_ENCODING;
+    }
+    // Model names come from the catalog, so this stays as small as the catalog.
+    encodingNames.set(modelName, name);
   }
+  return name;
 }
 
 function encoderFor(modelName: string): Tiktoken {
@@ -60,10 +68,26 @@ export function countMessageTokens(messages: readonly CountableMessage[], modelN
         total += part.type === 'text' ? countTokens(part.text, modelName) : TOKENS_PER_IMAGE;
       }
     }
-    for (const call of message.toolCalls ?? []) {
-      total += countTokens(call.name, modelName) + countTokens(call.arguments, modelName);
-    }
+    total += countToolCallTokens(message.toolCalls ?? [], modelName);
     if (message.toolCallId) total += countTokens(message.toolCallId, modelName);
   }
   return total;
+}
+
+/** The arguments and names of the tool calls a model made (its output, beside its text). */
+export function countToolCallTokens(
+  calls: ReadonlyArray<{ name: string; arguments: string }>,
+  modelName: string,
+): number {
+  return calls.reduce((sum, c) => sum + countTokens(c.name, modelName) + countTokens(c.arguments, modelName), 0);
+}
+
+/** A request's prompt: the messages with their framing, plus the tool definitions sent with them. */
+export function countPromptTokens(
+  messages: readonly CountableMessage[],
+  tools: readonly unknown[],
+  modelName: string,
+): number {
+  const definitions = tools.length > 0 ? countTokens(JSON.stringify(tools), modelName) : 0;
+  return countMessageTokens(messages, modelName) + definitions;
 }

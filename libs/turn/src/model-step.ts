@@ -2,7 +2,8 @@ import type { ConversationEvent, ExistingConversation } from '@parley/conversati
 import { availableTools } from '@parley/conversation';
 import { Logger } from '@nestjs/common';
 import { withSpan } from '@parley/observability';
-import { countPromptTokens, LlmError, type LlmCallResult, type LlmRequest } from '@parley/llm';
+import { LlmError, type LlmCallResult, type LlmRequest } from '@parley/llm';
+import { countPromptTokens } from '@parley/prompt';
 import { buildMessages } from './build-messages';
 import { ChunkBuffer } from './chunk-buffer';
 import type { TurnContext } from './turn-context';
@@ -189,7 +190,7 @@ function overBudget(c: ExistingConversation, request: LlmRequest): string | null
     return `The turn used its total token budget (${used.inputTokens + used.outputTokens} of ${limits.maxTotalTokens}).`;
   }
   if (limits.maxPromptTokens !== null) {
-    const prompt = countPromptTokens(request.model, request.messages, request.tools);
+    const prompt = countPromptTokens(request.messages, request.tools, request.model);
     if (prompt > limits.maxPromptTokens)
       return `The prompt has ${prompt} tokens, over the budget of ${limits.maxPromptTokens}.`;
   }
