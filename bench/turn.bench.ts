@@ -10,6 +10,7 @@ import 'reflect-metadata';
 import { loadConfig } from '../libs/config/src';
 import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
+import { ApiKeysService } from '../libs/auth/src';
 import { CatalogService } from '../libs/catalog/src';
 import { demoScript, startSimulator } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
@@ -53,11 +54,13 @@ async function main(): Promise<void> {
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     await app.get(CatalogService).apply(testCatalog(sim.url), { dryRun: false });
+    // Conversations are driven as a client service with an API key of its own, as in production.
+    const { key } = await app.get(ApiKeysService).create({ subject: 'svc-bench', roles: ['client'] });
     const store = app.get<EventStore>(EVENT_STORE);
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${url}/api/v1${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
       const json = (await res.json()) as { conversationId: string; status: string };

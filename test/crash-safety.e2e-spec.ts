@@ -8,6 +8,7 @@ import { createHttpApp } from '@parley/transport';
 import { TurnRunner } from '@parley/turn';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { AppModule } from '../apps/server/src/app.module';
 import { ADMIN_KEY } from './support/parley-app';
@@ -24,12 +25,23 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
   let store: EventStore;
   let url: string;
   const children: ChildProcess[] = [];
+  /** The HTTP tools' endpoint: the first call of each tool hangs long enough to kill its worker. */
+  let toolServer: Server;
+  const toolCalls = new Map<string, number>();
 
   beforeAll(async () => {
     db = await createTestDatabase('crash');
     simulator = await startSimulator();
+    toolServer = createServer((req, res) => {
+      const n = (toolCalls.get(req.url!) ?? 0) + 1;
+      toolCalls.set(req.url!, n);
+      setTimeout(() => res.end(JSON.stringify({ done: req.url, call: n })), n === 1 ? 5_000 : 0);
+    });
+    await new Promise<void>((r) => toolServer.listen(0, '127.0.0.1', r));
+    const toolPort = (toolServer.address() as { port: number }).port;
     env = {
       DATABASE_URL: db.url,
+      TOOL_HTTP_ALLOWED_HOSTS: `127.0.0.1:${toolPort}`,
       REDIS_URL: 'redis://127.0.0.1:6379',
       PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
       PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
@@ -43,7 +55,16 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     store = app.get(EVENT_STORE);
-    await app.get(CatalogService).apply(testCatalog(simulator.url), { dryRun: false });
+    const catalog = testCatalog(simulator.url);
+    const httpTool = (code: string, idempotent: boolean) => ({
+      code,
+      description: `Slow ${idempotent ? 'idempotent' : 'one-shot'} tool.`,
+      idempotent,
+      config: { kind: 'http', url: `http://127.0.0.1:${toolPort}/${code}` },
+    });
+    catalog.tools.push(httpTool('SLOW_READ', true) as never, httpTool('SLOW_WRITE', false) as never);
+    catalog.actions.push({ ...catalog.actions[0], code: 'SLOW', tools: ['SLOW_READ', 'SLOW_WRITE'] } as never);
+    await app.get(CatalogService).apply(catalog, { dryRun: false });
   });
 
   afterAll(async () => {
@@ -51,6 +72,8 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     await app.close();
     await simulator.close();
     await db.drop();
+    toolServer.closeAllConnections();
+    await new Promise((r) => toolServer.close(r));
   });
 
   const startWorker = (): Promise<ChildProcess> =>
@@ -108,6 +131,39 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     expect(all.at(-1)!.type).toBe('ConversationCompleted');
     expect((await store.verifyStream(`conversation-${id}`)).ok).toBe(true);
   }, 60_000);
+
+  it.each([
+    ['SLOW_READ', 'is idempotent: it runs again and the turn completes', 2],
+    ['SLOW_WRITE', 'may not run twice: it is recorded as INTERRUPTED and the model is told', 1],
+  ])(
+    'SIGKILLs the worker while %s runs; a tool that %s',
+    async (tool, _what, runs) => {
+      for (const child of children) child.kill('SIGKILL');
+      simulator.setLatency(0);
+      simulator.script([
+        { when: { noToolResult: true }, reply: { toolCalls: [{ name: tool, arguments: {} }] } },
+        { when: { toolResult: {} }, reply: { text: 'Handled.' } },
+      ]);
+      const first = await startWorker();
+      const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'SLOW' })).body
+        .conversationId;
+      await post(`/api/v1/conversations/${id}/messages`, { content: 'go', wait: false });
+      await until(async () => toolCalls.get(`/${tool}`) === 1, 15_000);
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+
+      await startWorker();
+      await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+      const all = await events(id);
+      expect(toolCalls.get(`/${tool}`)).toBe(runs);
+      const outcome = all.find((e) => e.type === 'ToolCallCompleted' || e.type === 'ToolCallFailed')!;
+      if (runs === 2) expect(outcome).toMatchObject({ type: 'ToolCallCompleted', data: { name: tool } });
+      else expect(outcome).toMatchObject({ type: 'ToolCallFailed', data: { name: tool, code: 'INTERRUPTED' } });
+      expect(all.filter((e) => e.type === 'ToolCallStarted')).toHaveLength(1);
+      expect(all.at(-1)!.data).toMatchObject({ reply: 'Handled.' });
+    },
+    60_000,
+  );
 
   it('lets only one of two workers racing on the same turn write', async () => {
     simulator.setLatency(5);

@@ -56,12 +56,13 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
       needApproval.push(call);
       continue;
     }
-    await ctx.append([
-      {
-        type: 'ToolCallStarted',
-        data: { turnNo, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: def.kind },
-      },
-    ]);
+    const started: ConversationEvent = {
+      type: 'ToolCallStarted',
+      data: { turnNo, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: def.kind },
+    };
+    // A call that may not run twice is on record before it runs, so a crash leaves it
+    // INTERRUPTED; an idempotent one is simply run again, so its start rides with its outcome.
+    if (!def.idempotent) await ctx.append([started]);
     const repositoryId = repositoryOf(c, def.name)?.repositoryId;
     const outcome = await withSpan('parley.tool_call', { 'parley.tool': def.name, 'parley.tool_kind': def.kind }, () =>
       deps.tools.execute(def, call.arguments, {
@@ -75,7 +76,7 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
       }),
     );
     if (signal.aborted) return 'continue';
-    await record(ctx, call, outcome);
+    await record(ctx, call, outcome, def.idempotent ? [started] : []);
   }
   if (needApproval.length === 0) return 'continue';
   const turnNo = ctx.state.turn!.no;
@@ -90,12 +91,21 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
 
 const nextSequence = (c: ExistingConversation) => (c.transcript.at(-1)?.sequence ?? 0) + 1;
 
-/** A completed call of a triggerOnce repository's tool removes that repository in the same append. */
-async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome): Promise<void> {
-  if (!outcome.ok) return fail(ctx, call, outcome.error.code, outcome.error.message, outcome.durationMs);
+/**
+ * Stores a call's outcome after `unsaved` (its start, when that was not stored before). A
+ * completed call of a triggerOnce repository's tool removes that repository in the same append.
+ */
+async function record(
+  ctx: TurnContext,
+  call: TurnToolCall,
+  outcome: ToolOutcome,
+  unsaved: ConversationEvent[],
+): Promise<void> {
+  if (!outcome.ok) return fail(ctx, call, outcome.error.code, outcome.error.message, outcome.durationMs, unsaved);
   const c = ctx.state;
   const triggered = repositoryOf(c, call.name);
   await ctx.append([
+    ...unsaved,
     {
       type: 'ToolCallCompleted',
       data: {
@@ -127,6 +137,7 @@ async function fail(
   code: string,
   message: string,
   durationMs: number,
+  unsaved: ConversationEvent[] = [],
 ): Promise<void> {
   const c = ctx.state;
   const event: ConversationEvent = {
@@ -141,7 +152,7 @@ async function fail(
       durationMs,
     },
   };
-  await ctx.append([event]);
+  await ctx.append([...unsaved, event]);
 }
 
 /** AskUserQuestion: the model's structured questions become a QU message and the conversation waits. */

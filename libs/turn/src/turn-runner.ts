@@ -12,7 +12,6 @@ import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/l
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { ToolExecutor } from '@parley/tools';
-import { CachedProviderEndpoints } from './cached-endpoints';
 import { modelStep } from './model-step';
 import { toolStep, unresolvedCalls } from './tool-step';
 import { TurnContext, TurnPreempted } from './turn-context';
@@ -48,7 +47,7 @@ export class TurnRunner {
       signals,
       scheduler,
       llm,
-      endpoints: new CachedProviderEndpoints(endpoints),
+      endpoints,
       tools,
       live,
       metrics,

@@ -5,18 +5,24 @@ import type { ToolConfig } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
 import { setExisting } from '../secrets/object-paths';
 import { CatalogReader } from '../store/catalog-reader';
+import { callTimeCache } from './call-time-cache';
 
-/** Tool executors' view of a catalog tool: its execution config with secrets, at call time. */
+/**
+ * Tool executors' view of a catalog tool: its execution config with secrets, at call time,
+ * reused for CALL_TIME_TTL_MS.
+ */
 @Injectable()
 export class CatalogToolConfigSource {
+  readonly configFor = callTimeCache((code) => this.lookUp(code));
+
   constructor(@Inject(CatalogReader) private readonly reader: CatalogReader) {}
 
-  async configFor(toolCode: string): Promise<ToolConfig> {
+  private async lookUp(toolCode: string): Promise<ToolConfig> {
     const tool = await this.reader.one('tools', toolCode);
     if (!tool) throw DomainError.notFound('Tool', toolCode);
     registerSecrets(tool.secret);
     const config = structuredClone(tool.record.config) as Row;
     for (const [path, value] of Object.entries(tool.secret ?? {})) setExisting(config, path, value);
-    return config as ToolConfig;
+    return Object.freeze(config) as ToolConfig;
   }
 }
