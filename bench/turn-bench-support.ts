@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import { fork } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -26,6 +27,37 @@ Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof 
   countStatements.redis++;
   return sendCommand.apply(this, args);
 };
+
+export interface SimulatorProcess {
+  url: string;
+  /** How many requests it has received so far. */
+  requestCount(): Promise<number>;
+  /** The bodies of the chat requests received from the `from`-th request on. */
+  requestsFrom(from: number): Promise<Record<string, unknown>[]>;
+  close(): void;
+}
+
+/** The simulator (zero latency, demo script) in a child process: bench/simulator-process.ts. */
+export function startSimulatorProcess(): Promise<SimulatorProcess> {
+  const child = fork(join(__dirname, 'simulator-process.ts'), [], { execArgv: ['-r', './tools/register.js'] });
+  const ask = (from: number) =>
+    new Promise<{ count: number; bodies: Record<string, unknown>[] }>((resolve) => {
+      child.once('message', resolve as (m: unknown) => void);
+      child.send({ requestsFrom: from });
+    });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the simulator process exited (${code})`)));
+    child.once('message', (m: { url: string }) =>
+      resolve({
+        url: m.url,
+        requestCount: async () => (await ask(Number.MAX_SAFE_INTEGER)).count,
+        requestsFrom: async (from) => (await ask(from)).bodies,
+        close: () => child.disconnect(),
+      }),
+    );
+  });
+}
 
 /** A fresh, migrated database, dropped by `drop`. */
 export const createBenchDatabase = () => createScratchDatabase('bench_turn', ADMIN_URL);
@@ -88,6 +120,9 @@ export async function profiled<T>(name: string, run: () => Promise<T>): Promise<
       session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
     );
   await post('Profiler.enable');
+  await new Promise((resolve) =>
+    session.post('Profiler.setSamplingInterval', { interval: 100 }, resolve as () => void),
+  );
   await post('Profiler.start');
   try {
     return await run();

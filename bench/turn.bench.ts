@@ -12,13 +12,19 @@ import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { ApiKeysService } from '../libs/auth/src';
 import { CatalogService } from '../libs/catalog/src';
-import { demoScript, startSimulator } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
 import { testCatalog } from '../test/support/test-catalog';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { countStatements, createBenchDatabase, percentiles, profiled, replay } from './turn-bench-support';
+import {
+  countStatements,
+  createBenchDatabase,
+  percentiles,
+  profiled,
+  replay,
+  startSimulatorProcess,
+} from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const TURNS = Number(process.env.BENCH_TURNS ?? 12);
@@ -38,7 +44,7 @@ const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '012
 
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
-  const sim = await startSimulator({ rules: demoScript, latencyMs: 0 });
+  const sim = await startSimulatorProcess();
   const config = loadConfig({
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
       // Warm-up: JIT, pooled connections, prepared statements, the catalog caches.
       await Promise.all(all.map((id) => post(`/conversations/${id}/messages`, { content: s.content })));
       const eventsBefore = await countEvents(store, all);
-      const firstRequest = sim.requests.length;
+      const firstRequest = await sim.requestCount();
       const statementsBefore = countStatements.total;
       const redisBefore = countStatements.redis;
       countStatements.byText.clear();
@@ -110,17 +116,11 @@ async function main(): Promise<void> {
       const events = ((await countEvents(store, all)) - eventsBefore) / turns;
       // One turn's model requests as Parley sent them (a turn halfway through a conversation).
       const perTurn = s.kind === 'tool' ? 2 : 1;
-      const measured = sim.requests.slice(firstRequest);
+      const measured = await sim.requestsFrom(firstRequest);
       const sample = measured.slice(Math.floor(measured.length / 2 / perTurn) * perTurn).slice(0, perTurn);
       const baseCpu = process.cpuUsage();
       const baselineCount = Math.max(turns, 200);
-      const baseline = await replay(
-        sim.url,
-        sample.map((r) => r.body!),
-        s.concurrency,
-        s.paced ? turns : baselineCount,
-        think,
-      );
+      const baseline = await replay(sim.url, sample, s.concurrency, s.paced ? turns : baselineCount, think);
       const baseCpuPerTurn = cpuMs(process.cpuUsage(baseCpu)) / baselineCount;
       const model = percentiles(baseline).p50;
       const turn = percentiles(latencies);
@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     printTable(rows);
   } finally {
     await app.close();
-    await sim.close();
+    sim.close();
     await db.drop();
   }
 }

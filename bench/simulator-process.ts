@@ -1,0 +1,25 @@
+/**
+ * The simulator in a process of its own for the turn benchmark, as a real model endpoint would
+ * be: its CPU does not share the server's event loop. Prints its URL, then answers the parent's
+ * IPC questions: `{ requestsFrom: n }` -> the bodies of the chat requests received from the n-th on.
+ */
+import { demoScript, startSimulator } from '../libs/testing/src';
+
+async function main(): Promise<void> {
+  const sim = await startSimulator({ rules: demoScript, latencyMs: 0 });
+  process.on('message', (message: { requestsFrom?: number }) => {
+    if (message.requestsFrom === undefined) return;
+    const bodies = sim.requests
+      .slice(message.requestsFrom)
+      .filter((r) => r.path.endsWith('/chat/completions'))
+      .map((r) => r.body);
+    process.send!({ count: sim.requests.length, bodies });
+  });
+  process.once('disconnect', () => void sim.close().then(() => process.exit(0)));
+  process.send!({ url: sim.url });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
