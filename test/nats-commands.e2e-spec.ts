@@ -85,4 +85,45 @@ describe('conversation commands over NATS through the real ConversationModule', 
       ['AS', 'Order A-1001 left the warehouse today.'],
     ]);
   }, 40_000);
+
+  it('adds, changes and removes a tool repository over NATS, and a bad one changes nothing', async () => {
+    const id = (await request('cmd.startConversation', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).result
+      .conversationId as string;
+    const added = await request('cmd.addToolRepository', {
+      conversationId: id,
+      repositoryId: 'orders',
+      options: { triggerOnce: true },
+      tools: ['ORDER_STATUS'],
+    });
+    expect(added.error).toBeUndefined();
+    const changed = await request('cmd.changeToolRepository', {
+      conversationId: id,
+      repositoryId: 'orders',
+      tools: ['ORDER_STATUS', 'CANCEL_ORDER'],
+    });
+    expect(changed.error).toBeUndefined();
+    const before = await eventCount(id);
+    const unknownTool = await request('cmd.addToolRepository', {
+      conversationId: id,
+      repositoryId: 'more',
+      tools: ['NO_SUCH'],
+    });
+    expect(unknownTool.error.code).toBe('NOT_FOUND');
+    const unknownRepository = await request('cmd.removeToolRepository', { conversationId: id, repositoryId: 'nope' });
+    expect(unknownRepository.error.code).toBe('NOT_FOUND');
+    expect(await eventCount(id)).toBe(before);
+    const removed = await request('cmd.removeToolRepository', { conversationId: id, repositoryId: 'orders' });
+    expect(removed.error).toBeUndefined();
+
+    const events = await store.readStream(`conversation-${id}`);
+    expect(events.slice(1).map((e) => e.type)).toEqual([
+      'ToolRepositoryAdded',
+      'ToolRepositoryChanged',
+      'ToolRepositoryRemoved',
+    ]);
+    expect(events[2].data).toMatchObject({
+      repositoryId: 'orders',
+      tools: [{ name: 'ORDER_STATUS' }, { name: 'CANCEL_ORDER' }],
+    });
+  });
 });

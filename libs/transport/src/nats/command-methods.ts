@@ -1,7 +1,10 @@
 import type { Principal } from '@parley/auth';
 import {
+  addToolRepositoryRequest,
   attachmentSchema,
+  changeToolRepositoryRequest,
   lifecycleRequest,
+  repositoryIdSchema,
   sendMessageRequest,
   startConversationRequest,
   submitAnswersRequest,
@@ -35,6 +38,9 @@ export const COMMAND_SCHEMAS = {
   pauseConversation: lifecycleRequest.extend(target),
   resumeConversation: lifecycleRequest.extend(target),
   recoverConversation: lifecycleRequest.extend(target),
+  addToolRepository: addToolRepositoryRequest.extend(target),
+  changeToolRepository: changeToolRepositoryRequest.extend({ ...target, repositoryId: repositoryIdSchema }),
+  removeToolRepository: z.strictObject({ ...target, repositoryId: repositoryIdSchema }),
 } as const;
 
 /** Kill, pause, resume and recover are an operator's tools, as on HTTP (ConversationCommandsController). */
@@ -85,6 +91,17 @@ export function commandMethods(c: ConversationCommands): RpcMethods {
       s.recoverConversation,
       (p, { conversationId, commandId: id, ...input }) => c.recover(conversationId, input, context(p, id)),
       ADMIN_ONLY,
+    ),
+    addToolRepository: rpcMethod(s.addToolRepository, (p, { conversationId, commandId: id, ...input }) =>
+      c.addToolRepository(conversationId, input, context(p, id)),
+    ),
+    changeToolRepository: rpcMethod(
+      s.changeToolRepository,
+      (p, { conversationId, repositoryId, commandId: id, ...input }) =>
+        c.changeToolRepository(conversationId, repositoryId, input, context(p, id)),
+    ),
+    removeToolRepository: rpcMethod(s.removeToolRepository, (p, { conversationId, repositoryId, commandId: id }) =>
+      c.removeToolRepository(conversationId, repositoryId, context(p, id)),
     ),
   };
 }

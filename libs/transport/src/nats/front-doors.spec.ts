@@ -30,6 +30,9 @@ const METHODS = [
   'pause',
   'resume',
   'recover',
+  'addToolRepository',
+  'changeToolRepository',
+  'removeToolRepository',
 ];
 async function record(method: string, args: unknown[]): Promise<TurnReply> {
   calls.push({ method, args: args.slice(0, -1), ctx: args.at(-1) as CommandContext });
@@ -120,6 +123,19 @@ describe('NATS commands, SSE, integration events and verification', () => {
       ['pauseConversation', base, 'pause', [id, {}]],
       ['resumeConversation', base, 'resume', [id, {}]],
       ['recoverConversation', base, 'recover', [id, {}]],
+      [
+        'addToolRepository',
+        { ...base, repositoryId: 'booking', options: { triggerOnce: true }, tools: ['ORDER_STATUS'] },
+        'addToolRepository',
+        [id, { repositoryId: 'booking', options: { triggerOnce: true, exclusive: false }, tools: ['ORDER_STATUS'] }],
+      ],
+      [
+        'changeToolRepository',
+        { ...base, repositoryId: 'booking', tools: ['ORDER_STATUS', 'CANCEL_ORDER'] },
+        'changeToolRepository',
+        [id, 'booking', { options: { triggerOnce: false, exclusive: false }, tools: ['ORDER_STATUS', 'CANCEL_ORDER'] }],
+      ],
+      ['removeToolRepository', { ...base, repositoryId: 'booking' }, 'removeToolRepository', [id, 'booking']],
     ];
     for (const [subject, payload, method, args] of cases) {
       const answer = await command(subject, { ...payload, commandId: `${subject}-1` });
