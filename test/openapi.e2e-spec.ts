@@ -84,6 +84,8 @@ describe('the OpenAPI document at /docs-json', () => {
         '/api/v1/conversations/{conversationId}/stream',
         '/api/v1/catalog/apply',
         '/api/v1/catalog/{collection}/{key}',
+        '/api/v1/catalog/{collection}/{key}/acl',
+        '/api/v1/catalog/{collection}/{key}/acl/{grantee}',
         '/api/v1/keys',
         '/api/v1/keys/{id}',
         '/health',

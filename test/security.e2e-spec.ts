@@ -297,6 +297,34 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
       expect(await listOf(alice)).not.toContain(theirs.conversationId);
     });
   });
+
+  it('refuses a client a model that is neither its own, instance-wide nor shared with it, until an admin shares it', async () => {
+    const model = (await parley.call('GET', '/api/v1/catalog/models/SIM-CHAT')).body;
+    const privateModel = { ...model, owner: 'alice', instanceWide: false };
+    expect((await parley.call('PUT', '/api/v1/catalog/models/SIM-CHAT', privateModel)).status).toBe(200);
+    try {
+      const startAs = (key: string) =>
+        parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' }, bearer(key));
+      const refused = await startAs(bob);
+      expect([refused.status, refused.body.error.code, refused.body.error.details]).toEqual([
+        403,
+        'FORBIDDEN',
+        { model: 'SIM-CHAT' },
+      ]);
+      expect((await startAs(alice)).status).toBe(201);
+
+      expect((await parley.call('PUT', '/api/v1/catalog/models/SIM-CHAT/acl/bob', { permission: 'read' })).status).toBe(
+        200,
+      );
+      expect((await startAs(bob)).status).toBe(201);
+      expect(
+        (await parley.call('PUT', '/api/v1/catalog/models/SIM-CHAT/acl/bob', { permission: 'read' }, bearer(bob)))
+          .status,
+      ).toBe(403);
+    } finally {
+      await parley.call('PUT', '/api/v1/catalog/models/SIM-CHAT', model);
+    }
+  });
 });
 
 describe('rate limit through the assembled app', () => {

@@ -15,8 +15,12 @@ export class RuntimeSnapshotSource implements SnapshotSource {
     @Inject(McpPool) private readonly mcp: McpPool,
   ) {}
 
-  async resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot> {
-    const snapshot = await this.resolver.resolve(agentCode, actionCode);
+  async resolve(
+    agentCode: string,
+    actionCode: string,
+    caller: { subject: string; roles: readonly string[] },
+  ): Promise<ConversationSnapshot> {
+    const snapshot = await this.resolver.resolve(agentCode, actionCode, caller);
     const clients = snapshot.mcpClients ?? [];
     if (clients.length === 0) return snapshot;
     const listed = await Promise.all(

@@ -1,4 +1,5 @@
-import { openCatalogDb, type CatalogTestDb } from '../catalog.test-kit';
+import { openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';
+import { CatalogReader } from '../store/catalog-reader';
 import { CatalogAccess, canManage, canRead } from './catalog-access';
 
 describe('catalog access', () => {
@@ -32,7 +33,7 @@ describe('catalog access', () => {
     afterAll(() => t.close());
 
     it('grants, upgrades and revokes', async () => {
-      const access = new CatalogAccess(t.dataSource);
+      const access = new CatalogAccess(t.dataSource, new CatalogReader(t.dataSource, testCipher()));
       await access.grant('models', 'SIM-CHAT', 'bob', 'read');
       await access.grant('models', 'SIM-CHAT', 'bob', 'manage');
       await access.grant('models', 'SIM-CHAT', 'role:support', 'read');

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DATA_SOURCE, DomainError } from '@parley/platform';
 import type { DataSource } from 'typeorm';
 import { descriptorOf } from '../model/catalog-descriptors';
-import { aclEntity } from '../model/entity-schemas';
+import { aclEntity, type Row } from '../model/entity-schemas';
+import { CatalogReader } from '../store/catalog-reader';
 
 /**
  * Who may see and change owned catalog entities (seed 001's providers and models): the
@@ -49,10 +50,75 @@ export function canManage(
   return ('owner' in entity && entity.owner === subject) || grants(subject, roles, acl, ['manage']);
 }
 
+/** The catalog lists whose entities have an owner and are shared through the ACL (seed 001). */
+export const SHARED_KINDS: Readonly<Record<string, string>> = { providers: 'Provider', models: 'Model' };
+const GRANTEE = /^(role:[a-z][a-z0-9_-]{0,63}|[\w.@:-]{1,200})$/;
+const PERMISSIONS: readonly string[] = ['read', 'manage'];
+
+export interface Caller {
+  subject: string;
+  roles: readonly string[];
+}
+
 /** The ACL table: share an owned entity with a subject or a role. */
 @Injectable()
 export class CatalogAccess {
-  constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(CatalogReader) private readonly reader: CatalogReader,
+  ) {}
+
+  /** The ACL of a provider or model, for the admin routes; NOT_FOUND for an unknown one. */
+  async list(kind: string, key: string): Promise<AclEntry[]> {
+    await this.existing(kind, key);
+    return this.aclOf(kind, key);
+  }
+
+  /** Shares a provider or model with `grantee` (a subject or `role:<name>`); returns the new ACL. */
+  async share(kind: string, key: string, grantee: string, body: unknown): Promise<AclEntry[]> {
+    await this.existing(kind, key);
+    const permission = (body as { permission?: unknown } | null)?.permission;
+    const problems = [
+      ...(GRANTEE.test(grantee) ? [] : [{ path: 'grantee', message: 'expected a subject or role:<name>' }]),
+      ...(typeof permission === 'string' && PERMISSIONS.includes(permission)
+        ? []
+        : [{ path: 'permission', message: 'expected read or manage' }]),
+    ];
+    if (problems.length > 0) throw DomainError.validation(problems);
+    await this.grant(kind, key, grantee, permission as Permission);
+    return this.aclOf(kind, key);
+  }
+
+  /** Takes a share back; NOT_FOUND when the entity or the grant does not exist. */
+  async unshare(kind: string, key: string, grantee: string): Promise<void> {
+    await this.existing(kind, key);
+    if (!(await this.aclOf(kind, key)).some((e) => e.grantee === grantee))
+      throw new DomainError('NOT_FOUND', `${SHARED_KINDS[kind]} '${key}' is not shared with '${grantee}'.`);
+    await this.revoke(kind, key, grantee);
+  }
+
+  /**
+   * FORBIDDEN unless `caller` may use the entity: an admin, its owner, anyone when it is
+   * instance-wide, or a grantee of the ACL (asked only when the first three do not decide).
+   */
+  async assertCanUse(caller: Caller, kind: string, entity: Row): Promise<void> {
+    if (canRead(caller.subject, caller.roles, entity)) return;
+    if (canRead(caller.subject, caller.roles, entity, await this.aclOf(kind, String(entity.code)))) return;
+    throw new DomainError(
+      'FORBIDDEN',
+      `${SHARED_KINDS[kind] ?? kind} '${String(entity.code)}' is not shared with '${caller.subject}'.`,
+      { [kind === 'models' ? 'model' : 'provider']: entity.code },
+    );
+  }
+
+  private async existing(kind: string, key: string): Promise<void> {
+    if (!SHARED_KINDS[kind])
+      throw DomainError.validation(
+        [{ path: 'collection', message: 'only providers and models are shared through the ACL' }],
+        `'${kind}' has no ACL.`,
+      );
+    if (!(await this.reader.record(kind, key))) throw DomainError.notFound(SHARED_KINDS[kind], key);
+  }
 
   async grant(kind: string, key: string, grantee: string, permission: Permission): Promise<void> {
     if (!descriptorOf(kind)) throw new DomainError('NOT_FOUND', `There is no catalog entity list '${kind}'.`);

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import { Roles } from '@parley/auth';
 import { DomainError } from '@parley/platform';
+import { CatalogAccess, type AclEntry } from '../access/catalog-access';
 import { CatalogService, type ApplyResult } from '../apply/catalog.service';
 import type { Row } from '../model/entity-schemas';
 
@@ -12,7 +13,10 @@ import type { Row } from '../model/entity-schemas';
 @Controller('api/v1/catalog')
 @Roles('admin')
 export class CatalogController {
-  constructor(@Inject(CatalogService) private readonly catalog: CatalogService) {}
+  constructor(
+    @Inject(CatalogService) private readonly catalog: CatalogService,
+    @Inject(CatalogAccess) private readonly access: CatalogAccess,
+  ) {}
 
   /** A YAML or JSON bundle; `?dryRun=true` returns the diff and writes nothing. */
   @Post('apply')
@@ -47,6 +51,34 @@ export class CatalogController {
   @HttpCode(204)
   remove(@Param('collection') collection: string, @Param('key') key: string): Promise<void> {
     return this.catalog.remove(collection, key);
+  }
+
+  /** Who a provider or model is shared with (seed 001's ACL). */
+  @Get(':collection/:key/acl')
+  @Roles('admin', 'auditor')
+  acl(@Param('collection') collection: string, @Param('key') key: string): Promise<AclEntry[]> {
+    return this.access.list(collection, key);
+  }
+
+  /** Shares it with a subject or `role:<name>`: `{permission: read|manage}`; answers the new ACL. */
+  @Put(':collection/:key/acl/:grantee')
+  share(
+    @Param('collection') collection: string,
+    @Param('key') key: string,
+    @Param('grantee') grantee: string,
+    @Body() body: unknown,
+  ): Promise<AclEntry[]> {
+    return this.access.share(collection, key, grantee, body);
+  }
+
+  @Delete(':collection/:key/acl/:grantee')
+  @HttpCode(204)
+  unshare(
+    @Param('collection') collection: string,
+    @Param('key') key: string,
+    @Param('grantee') grantee: string,
+  ): Promise<void> {
+    return this.access.unshare(collection, key, grantee);
   }
 }
 

@@ -128,6 +128,31 @@ describe('catalog over HTTP', () => {
     expect(cleared.json().apiKeySet).toBe(false);
   });
 
+  it('shares a model through its ACL, lists and takes the share back; bad input changes nothing', async () => {
+    const acl = '/api/v1/catalog/models/SIM-CHAT/acl';
+    const shared = await call('PUT', `${acl}/role:support`, { permission: 'read' });
+    expect(shared.statusCode).toBe(200);
+    expect(shared.json()).toEqual([{ grantee: 'role:support', permission: 'read' }]);
+    expect((await call('PUT', `${acl}/svc-billing`, { permission: 'manage' })).json()).toEqual([
+      { grantee: 'role:support', permission: 'read' },
+      { grantee: 'svc-billing', permission: 'manage' },
+    ]);
+
+    const badPermission = await call('PUT', `${acl}/bob`, { permission: 'own' });
+    expect(badPermission.statusCode).toBe(400);
+    expect(badPermission.json().error.details.problems).toEqual([
+      { path: 'permission', message: 'expected read or manage' },
+    ]);
+    expect((await call('PUT', `${acl}/bad%20name`, { permission: 'read' })).statusCode).toBe(400);
+    expect((await call('PUT', '/api/v1/catalog/models/NOPE/acl/bob', { permission: 'read' })).statusCode).toBe(404);
+    expect((await call('PUT', '/api/v1/catalog/agents/HELPDESK/acl/bob', { permission: 'read' })).statusCode).toBe(400);
+    expect((await call('DELETE', `${acl}/nobody`)).statusCode).toBe(404);
+    expect((await call('GET', acl)).json()).toHaveLength(2);
+
+    expect((await call('DELETE', `${acl}/svc-billing`)).statusCode).toBe(204);
+    expect((await call('GET', acl)).json()).toEqual([{ grantee: 'role:support', permission: 'read' }]);
+  });
+
   it('rejects a dryRun flag that is not a boolean', async () => {
     const bad = await call('POST', '/api/v1/catalog/apply?dryRun=maybe', {});
     expect(bad.statusCode).toBe(400);

@@ -1,5 +1,6 @@
 import { loadConfig } from '@parley/config';
 import { type DomainError } from '@parley/platform';
+import { CatalogAccess } from '../access/catalog-access';
 import { CatalogService } from '../apply/catalog.service';
 import { exampleBundle, openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';
 import { ProviderCredentials } from '../runtime/provider-credentials';
@@ -20,7 +21,7 @@ describe('SnapshotResolver', () => {
     (bundle.providers[0] as Record<string, unknown>).apiKey = API_KEY;
     await new CatalogService(t.dataSource, testCipher()).apply(bundle, { dryRun: false });
     reader = new CatalogReader(t.dataSource, testCipher());
-    resolver = new SnapshotResolver(reader, config);
+    resolver = new SnapshotResolver(reader, config, new CatalogAccess(t.dataSource, reader));
   });
   afterAll(() => t.close());
 
@@ -128,6 +129,24 @@ describe('SnapshotResolver', () => {
       expect(error.message).toContain("model 'SIM-CHAT' is inactive");
     } finally {
       await t.dataSource.query(`update cat_models set status = 'active' where code = 'SIM-CHAT'`);
+    }
+  });
+
+  it('lets a client start only on a model and provider it owns, that are instance-wide, or shared with it', async () => {
+    const access = new CatalogAccess(t.dataSource, reader);
+    const bob = { subject: 'bob', roles: ['client'] };
+    await t.dataSource.query(`update cat_models set owner = 'alice', instance_wide = false where code = 'SIM-CHAT'`);
+    try {
+      const refused = (await resolver.resolve('HELPDESK', 'CHAT', bob).catch((e: unknown) => e)) as DomainError;
+      expect([refused.code, refused.details]).toEqual(['FORBIDDEN', { model: 'SIM-CHAT' }]);
+      await expect(resolver.resolve('HELPDESK', 'CHAT', { subject: 'alice', roles: ['client'] })).resolves.toBeTruthy();
+      await expect(resolver.resolve('HELPDESK', 'CHAT', { subject: 'root', roles: ['admin'] })).resolves.toBeTruthy();
+      await access.share('models', 'SIM-CHAT', 'role:client', { permission: 'read' });
+      await expect(resolver.resolve('HELPDESK', 'CHAT', bob)).resolves.toBeTruthy();
+      await access.unshare('models', 'SIM-CHAT', 'role:client');
+      await expect(resolver.resolve('HELPDESK', 'CHAT', bob)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    } finally {
+      await t.dataSource.query(`update cat_models set owner = null, instance_wide = true where code = 'SIM-CHAT'`);
     }
   });
 });

@@ -9,6 +9,7 @@ import type {
 } from '@parley/conversation';
 import { DomainError } from '@parley/platform';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
+import { CatalogAccess, type Caller } from '../access/catalog-access';
 import type { Row } from '../model/entity-schemas';
 import { CatalogReader } from '../store/catalog-reader';
 import { ASK_USER_QUESTION_TOOL, skillToolDefinition, toolDefinition, uniqueTools } from './tool-definitions';
@@ -26,9 +27,14 @@ export class SnapshotResolver {
   constructor(
     @Inject(CatalogReader) private readonly reader: CatalogReader,
     @Inject(CONFIG) private readonly config: Config,
+    @Inject(CatalogAccess) private readonly access: CatalogAccess,
   ) {}
 
-  async resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot> {
+  /**
+   * With `caller`, the action's model and provider must also be usable by it (seed 001: owned,
+   * instance-wide or shared through the ACL), else FORBIDDEN.
+   */
+  async resolve(agentCode: string, actionCode: string, caller?: Caller): Promise<ConversationSnapshot> {
     const [agent, action] = await Promise.all([
       this.reader.record('agents', agentCode),
       this.reader.record('actions', actionCode),
@@ -38,6 +44,10 @@ export class SnapshotResolver {
     const model = await this.reader.record('models', action.llmModel as string);
     const provider = model ? await this.reader.record('providers', model.llmProvider as string) : null;
     checkRunnable(action, model, provider);
+    if (caller) {
+      await this.access.assertCanUse(caller, 'models', model!);
+      await this.access.assertCanUse(caller, 'providers', provider!);
+    }
 
     const r = this.reader;
     const [application, persona, actionType, configuration, memory] = await Promise.all([

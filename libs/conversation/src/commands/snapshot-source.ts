@@ -1,8 +1,15 @@
 import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
 
-/** Resolves (agent, action) into the snapshot a new conversation freezes (catalog + MCP tools). */
+/**
+ * Resolves (agent, action) into the snapshot a new conversation freezes (catalog + MCP tools),
+ * refusing (FORBIDDEN) a model or provider the caller may not use.
+ */
 export interface SnapshotSource {
-  resolve(agentCode: string, actionCode: string): Promise<ConversationSnapshot>;
+  resolve(
+    agentCode: string,
+    actionCode: string,
+    caller: { subject: string; roles: readonly string[] },
+  ): Promise<ConversationSnapshot>;
   /** Catalog tool codes as definitions, for a tool repository; NOT_FOUND names unknown codes. */
   resolveTools(toolCodes: string[]): Promise<ToolDefinition[]>;
 }

@@ -56,6 +56,10 @@ const catalogRow = z.record(z.string(), z.unknown());
 const catalogBundle = z.strictObject(
   Object.fromEntries(CATALOG_DESCRIPTORS.map((d) => [d.kind, z.array(catalogRow).optional()])),
 );
+/** The ACL routes take providers and models only (CatalogAccess); a grantee is a subject or `role:<name>`. */
+const sharedEntity = z.strictObject({ collection: z.enum(['providers', 'models']), key: z.string().min(1) });
+const grant = sharedEntity.extend({ grantee: z.string().min(1).max(200) });
+const shareRequest = z.strictObject({ permission: z.enum(['read', 'manage']) });
 /** The body KeysHttpController validates (libs/auth/src/api-keys/keys.http.controller.ts). */
 const createKeyRequest = z.strictObject({
   subject: z.string().min(1).max(200),
@@ -282,6 +286,34 @@ export const ROUTES: readonly RouteDoc[] = [
     tag: 'catalog',
     summary: 'Delete an entity that nothing references',
     params: catalogEntity,
+    status: 204,
+    reply: 'none',
+  },
+  query(
+    '/api/v1/catalog/{collection}/{key}/acl',
+    'getCatalogAcl',
+    'Who a provider or model is shared with',
+    sharedEntity,
+    'catalog',
+  ),
+  {
+    method: 'put',
+    path: '/api/v1/catalog/{collection}/{key}/acl/{grantee}',
+    operationId: 'shareCatalogEntity',
+    tag: 'catalog',
+    summary: 'Share a provider or model with a subject or role:<name>; answers the new ACL',
+    params: grant,
+    body: { name: 'ShareRequest', schema: shareRequest },
+    status: 200,
+    reply: 'json',
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/catalog/{collection}/{key}/acl/{grantee}',
+    operationId: 'unshareCatalogEntity',
+    tag: 'catalog',
+    summary: 'Take a share back',
+    params: grant,
     status: 204,
     reply: 'none',
   },

@@ -20,7 +20,7 @@ export class StartConversationHandler {
     const conversationId =
       input.conversationId ??
       (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());
-    const snapshot = await this.snapshots.resolve(input.agentCode, input.actionCode);
+    const snapshot = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
     const done = await this.runner.execute(conversationId, ctx, { type: 'StartConversation', ...input }, (meta) => ({
       type: 'StartConversation',
       data: {
