@@ -58,6 +58,25 @@ describe('conversation commands: idempotency, races, kill and bad input', () => 
     expect(await count(id)).toBe(events);
   });
 
+  it('answers a replay with the first result even after later turns moved the conversation on', async () => {
+    parley.simulator.script([
+      { when: { lastUserMessage: /^one$/ }, reply: { text: 'First answer.' } },
+      { reply: { text: 'Later answer.' } },
+    ]);
+    const id = await start();
+    const key = { 'idempotency-key': 'replay-first' };
+    const first = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'one' }, key);
+    expect(first.body).toMatchObject({ status: 'CO', reply: 'First answer.' });
+    await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'two' });
+    const events = await count(id);
+
+    const replayed = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'one' }, key);
+
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toEqual(first.body);
+    expect(await count(id)).toBe(events);
+  });
+
   it('lets one of two concurrent messages win; the other gets CONVERSATION_BUSY', async () => {
     parley.simulator.setLatency(30);
     parley.simulator.script([{ reply: { text: 'One answer at a time, please.' } }]);

@@ -96,8 +96,8 @@ export class CommandRunner {
             },
           );
         }
-        const position = await this.repository.headPosition(conversationId);
-        return { state, revision: loaded.revision!, position, events: [], replayed: true };
+        const first = await this.repository.atCommand(conversationId, ctx.idempotencyKey!);
+        return { ...first, events: [], replayed: true };
       }
     }
     const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };

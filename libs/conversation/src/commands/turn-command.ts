@@ -46,7 +46,7 @@ export class TurnCommand {
       if (!startsTurn && !executed.replayed) await this.slots?.release(ctx.caller.subject, conversationId);
       if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
       const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
-      const waited = await watch.until(executed, timeoutMs);
+      const waited = await watch.until(executed, timeoutMs, executed.replayed);
       return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
     } finally {
       watch?.close();

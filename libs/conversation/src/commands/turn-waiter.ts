@@ -18,9 +18,12 @@ export interface WaitFrom {
   position: string;
 }
 
-/** Listens to one conversation from the moment it is created; `until` waits, `close` stops listening. */
+/**
+ * Listens to one conversation from the moment it is created; `until` waits (`readNow`: look at
+ * the stream at once, for a state that may be behind it), `close` stops listening.
+ */
 export interface TurnWatch {
-  until(from: WaitFrom, timeoutMs: number): Promise<Waited>;
+  until(from: WaitFrom, timeoutMs: number, readNow?: boolean): Promise<Waited>;
   close(): void;
 }
 
@@ -62,10 +65,10 @@ export class TurnWaiter {
       if (!newest || signal.revision > newest.revision) newest = signal;
       wake();
     });
-    const until = async (from: WaitFrom, timeoutMs: number): Promise<Waited> => {
+    const until = async (from: WaitFrom, timeoutMs: number, readNow = false): Promise<Waited> => {
       const deadline = Date.now() + timeoutMs;
       let { state, revision, position } = from;
-      for (let polled = false; ; polled = true) {
+      for (let polled = readNow; ; polled = true) {
         const boundary = newest as AppendedSignal | null;
         newest = null;
         if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
@@ -74,6 +77,8 @@ export class TurnWaiter {
             state = evolve(state, toEnvelope(event));
             revision = event.revision;
             position = event.position;
+            // This turn's end, not a later turn's: the stream may have moved on since.
+            if (state.status !== 'RU') break;
           }
         if (state.status !== 'RU') return { state, position, done: true };
         const left = deadline - Date.now();

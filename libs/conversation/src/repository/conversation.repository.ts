@@ -92,10 +92,22 @@ export class ConversationRepository {
     }
   }
 
-  /** The position of the stream's newest event. */
-  async headPosition(conversationId: string): Promise<string> {
-    const [last] = await this.store.readStream(streamIdOf(conversationId), { direction: 'backwards', maxCount: 1 });
-    return last.position;
+  /**
+   * The conversation as the command with idempotency key `commandId` left it: folded up to the
+   * last event that command appended (a replay answers from there, as the first run did).
+   * Falls back to the newest state when no event carries the key any more.
+   */
+  async atCommand(conversationId: string, commandId: string): Promise<Appended> {
+    let state = initialState();
+    let at: Appended | null = null;
+    let last: Appended | null = null;
+    for (const event of await this.store.readStream(streamIdOf(conversationId))) {
+      state = evolve(state, toEnvelope(event));
+      last = { state, revision: event.revision, position: event.position };
+      if (event.metadata.commandId === commandId) at = last;
+    }
+    if (!last) throw new StreamNotFound(streamIdOf(conversationId));
+    return at ?? last;
   }
 
   /** The current revision of a conversation's stream, without folding it. */
