@@ -1,5 +1,6 @@
-import type { PoolClient } from 'pg';
+import type { ClientBase, PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
+import { resetSubscription } from '../subscription/checkpoints';
 import {
   runSubscription,
   type SubscriptionRunner,
@@ -138,6 +139,28 @@ export function runnerContract(h: () => ContractHarness): void {
       );
       await eventually(async () => expect(await effects(id)).toEqual({ total: 5, distinct: 5 }));
       expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+    });
+
+    it('notices a reset made by another process, whether idle or woken by an append', async () => {
+      const { store, pool } = h();
+      const [id, category] = [`foreign-reset-${newCategory()}`, newCategory()];
+      const clear = async (tx: ClientBase) =>
+        void (await tx.query('delete from contract_effects where subscription_id = $1', [id]));
+      // Idle: only its poll can see the reset, since no batch follows.
+      const idle = start(id, category, (list, tx) => record(id, list, tx).then(() => undefined));
+      const first = await store.append(newStream(category), events(5));
+      expect(await idle.waitForPosition(first.position, 15_000)).toBe(true);
+      await resetSubscription(pool, id, clear);
+      await eventually(async () => expect(await effects(id)).toEqual({ total: 5, distinct: 5 }));
+      await idle.stop();
+
+      // Woken by an append: with a poll this slow, the batch's compare-and-set notices the reset.
+      const woken = start(id, category, (list, tx) => record(id, list, tx).then(() => undefined), { pollMs: 5000 });
+      await eventually(async () => expect(woken.caughtUp).toBe(true));
+      await resetSubscription(pool, id, clear);
+      const second = await store.append(newStream(category), events(1));
+      await eventually(async () => expect(await effects(id)).toEqual({ total: 6, distinct: 6 }));
+      expect(await woken.waitForPosition(second.position, 15_000)).toBe(true);
     });
 
     it('commits a batch without waiting for the WAL flush only when synchronousCommit is false', async () => {

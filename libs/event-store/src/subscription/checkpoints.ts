@@ -1,4 +1,4 @@
-import type { ClientBase, Pool } from 'pg';
+import type { ClientBase, Pool, QueryResult } from 'pg';
 import { parsePosition } from '../position';
 
 /** The checkpoint columns for a position: the opaque string, plus its parts when it is a PostgreSQL one. */
@@ -24,29 +24,48 @@ export async function readCheckpoint(db: Pool | ClientBase, subscriptionId: stri
 }
 
 /**
- * Locks the checkpoint row for the rest of `tx` and tells whether it still holds `expected`.
- * Every writer of a checkpoint (a batch, a reset) locks the row first, so they serialise
- * without deadlocks, and a batch whose checkpoint moved under it rolls back instead of
- * applying events twice.
+ * Begins `tx`, locks the checkpoint row for the rest of it and tells whether the row still holds
+ * `expected`. Every writer of a checkpoint (a batch, a reset) locks the row first, so they
+ * serialise without deadlocks, and a batch whose checkpoint moved under it rolls back instead
+ * of applying events twice. One round trip: several statements go in one query only through the
+ * simple protocol, which takes no parameters, so the id is sent as an escaped literal.
  */
-export async function lockCheckpoint(
+export async function beginLocked(
   tx: ClientBase,
   subscriptionId: string,
   expected: string | null,
+  options: { synchronousCommit: boolean },
 ): Promise<boolean> {
-  const { rows } = await tx.query<{ position: string | null }>(
-    'select position from es_checkpoints where subscription_id = $1 for update',
-    [subscriptionId],
-  );
+  const begin = options.synchronousCommit ? 'begin' : 'begin; set local synchronous_commit = off';
+  const results = (await tx.query(
+    `${begin}; select position from es_checkpoints where subscription_id = ${tx.escapeLiteral(subscriptionId)} for update`,
+  )) as unknown as QueryResult<{ position: string | null }>[];
+  const { rows } = results[results.length - 1];
   return rows.length === 1 && rows[0].position === expected;
 }
 
+/** A statement with its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * The update that moves a checkpoint to `position`, its parameters numbered from `$first` so it
+ * can join other statements as a data-modifying CTE.
+ */
+export function checkpointUpdate(subscriptionId: string, position: string | null, first = 1): Statement {
+  const [id, pos, lastTx, lastPosition] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
+  return {
+    text: `update es_checkpoints set position = ${pos}, last_tx = ${lastTx}::xid8, last_position = ${lastPosition},
+       updated_at = now() where subscription_id = ${id}`,
+    values: [subscriptionId, ...columns(position)],
+  };
+}
+
 export async function writeCheckpoint(tx: ClientBase, subscriptionId: string, position: string | null): Promise<void> {
-  await tx.query(
-    `update es_checkpoints set position = $2, last_tx = $3::xid8, last_position = $4, updated_at = now()
-     where subscription_id = $1`,
-    [subscriptionId, ...columns(position)],
-  );
+  const { text, values } = checkpointUpdate(subscriptionId, position);
+  await tx.query(text, values);
 }
 
 /**

@@ -1,7 +1,15 @@
 import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
 import type { EventFilter, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
-import { loadCheckpoint, lockCheckpoint, readCheckpoint, resetSubscription, writeCheckpoint } from './checkpoints';
+import {
+  beginLocked,
+  checkpointUpdate,
+  loadCheckpoint,
+  readCheckpoint,
+  resetSubscription,
+  writeCheckpoint,
+  type Statement,
+} from './checkpoints';
 import type { GlobalFeed } from './global-feed';
 import { PositionWaiters } from './position-waiters';
 
@@ -30,8 +38,17 @@ export interface SubscriptionRunnerOptions {
    */
   synchronousCommit?: boolean;
   /** Applies a batch inside `tx`; the checkpoint is written in the same transaction. */
-  handle(events: RecordedEvent[], tx: PoolClient): Promise<void>;
+  handle(events: RecordedEvent[], tx: PoolClient, checkpoint: CheckpointUpdate): Promise<void>;
   onError?(err: unknown): void;
+}
+
+/** The checkpoint update that ends a batch, for a handler that sends it with its own writes. */
+export interface CheckpointUpdate {
+  /**
+   * Hands the update over to the handler, which must then run it in `tx` (alone or as a
+   * data-modifying CTE); the runner no longer sends it. Its parameters are numbered from `$first`.
+   */
+  take(first: number): Statement;
 }
 
 const noop = () => undefined;
@@ -157,8 +174,11 @@ export class SubscriptionRunner {
     const coalesceMs = this.options.coalesceMs ?? 0;
     let position = await loadCheckpoint(pool, subscriptionId);
     this.advance(position);
+    let woke = false;
     while (!this.stopping.signal.aborted && !lost.aborted) {
       try {
+        const afterWait = woke;
+        woke = false;
         const page = await feed.readPage(position, filter, batchSize);
         const short = page.events.length < batchSize;
         const last = page.events.at(-1)?.position ?? null;
@@ -171,15 +191,21 @@ export class SubscriptionRunner {
           }
           position = target;
           this.advance(position);
+        } else if (afterWait) {
+          // Notices a reset or rebuild made while this instance was idle. When there is a batch,
+          // the compare-and-set of its commit notices it instead, without this round trip.
+          const stored = await readCheckpoint(pool, subscriptionId);
+          if (stored !== position) {
+            this.advance((position = stored));
+            continue;
+          }
         }
         this.caughtUp = short;
         if (!short) continue;
         this.wakeUp = new AbortController();
         await feed.waitForAppend(pollMs, AbortSignal.any([this.stopping.signal, lost, this.wakeUp.signal]));
         if (coalesceMs > 0) await sleep(coalesceMs, AbortSignal.any([this.stopping.signal, lost]));
-        // Notices a reset made by another process while this one was idle.
-        const stored = await readCheckpoint(pool, subscriptionId);
-        if (stored !== position) this.advance((position = stored));
+        woke = true;
       } catch (err) {
         this.report(err);
         await sleep(retryMs, AbortSignal.any([this.stopping.signal, lost]));
@@ -194,16 +220,22 @@ export class SubscriptionRunner {
     const tx = await this.options.pool.connect();
     tx.on('error', noop);
     try {
-      // One round trip for both statements when the commit may skip the WAL flush.
-      await tx.query(this.options.synchronousCommit === false ? 'begin; set local synchronous_commit = off' : 'begin');
-      if (!(await lockCheckpoint(tx, this.options.subscriptionId, expected))) {
+      const { subscriptionId, synchronousCommit = true } = this.options;
+      if (!(await beginLocked(tx, subscriptionId, expected, { synchronousCommit }))) {
         await tx.query('rollback');
         tx.off('error', noop);
         tx.release();
         return false;
       }
-      if (events.length > 0) await this.options.handle(events, tx);
-      await writeCheckpoint(tx, this.options.subscriptionId, target);
+      let taken = false;
+      const checkpoint: CheckpointUpdate = {
+        take(first) {
+          taken = true;
+          return checkpointUpdate(subscriptionId, target, first);
+        },
+      };
+      if (events.length > 0) await this.options.handle(events, tx, checkpoint);
+      if (!taken) await writeCheckpoint(tx, subscriptionId, target);
       await tx.query('commit');
       tx.off('error', noop);
       tx.release();

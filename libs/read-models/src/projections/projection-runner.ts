@@ -1,6 +1,7 @@
 import { CONVERSATION_CATEGORY } from '@parley/conversation';
 import { runSubscription, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
 import type { Pool } from 'pg';
+import { applyProjections } from './apply-projections';
 import { projectedEvent } from './projected-event';
 import type { Projection } from './projection';
 import { READ_MODELS_SUBSCRIPTION } from './projections';
@@ -21,8 +22,8 @@ export interface ProjectionRunOptions {
 
 /**
  * Starts the one checkpointed subscription (`read-models`) that writes the live tables of
- * every projection: a batch is read once and applied by each projection in turn, in one
- * transaction with the checkpoint.
+ * every projection: a batch is read once and applied to every projection in one transaction
+ * with the checkpoint, whose update goes out in the same statement as the read-model rows.
  */
 export function runProjections(projections: readonly Projection[], options: ProjectionRunOptions): SubscriptionRunner {
   const { pool, feed, batchSize = 500, pollMs, onLag, onError } = options;
@@ -41,9 +42,8 @@ export function runProjections(projections: readonly Projection[], options: Proj
     // loses both together and the projections re-apply from the older checkpoint; read models
     // are rebuildable from the event store anyway. Not waiting for the WAL flush is safe here.
     synchronousCommit: false,
-    async handle(events, tx) {
-      const batch = events.map(projectedEvent);
-      for (const projection of projections) await projection.apply(batch, tx, live);
+    async handle(events, tx, checkpoint) {
+      await applyProjections(tx, projections, events.map(projectedEvent), live, (first) => checkpoint.take(first));
       const newest = events.at(-1);
       if (!newest) return;
       const lagMs = Date.now() - newest.createdAt.getTime();

@@ -1,15 +1,27 @@
-import type { ClientBase } from 'pg';
 import type { ProjectedEvent } from './projected-event';
-import { keyOf, RowTable, type Row, type RowModel } from './row-table';
+import { keyOf, type Row, type RowModel } from './row-table';
 
 /** Logical table name -> the physical one this run writes (the live table, or its rebuild shadow). */
 export type TableNames = (table: string) => string;
 
-/** One read model: its tables and how a batch of events changes them (inside the runner's transaction). */
+/** Rows by logical table name. */
+export type RowsByTable = Readonly<Record<string, Row[]>>;
+
+/**
+ * One read model: its tables and how a batch of events changes them, in memory. applyProjections
+ * loads the rows every projection asks for in one statement and writes all their changes in
+ * another.
+ */
 export interface Projection {
   name: string;
-  tables: readonly string[];
-  apply(events: ProjectedEvent[], tx: ClientBase, tables: TableNames): Promise<void>;
+  models: readonly RowModel[];
+  /** The keys of the rows the batch reads, by table. */
+  keysOf(events: readonly ProjectedEvent[]): RowsByTable;
+  /**
+   * Folds the batch over the stored rows `stored(table)` returns (by keyOf; the map is this
+   * fold's to change) and returns the rows to write, by table.
+   */
+  fold(events: readonly ProjectedEvent[], stored: (table: string) => Map<string, Row>): RowsByTable;
 }
 
 /** A read model whose rows each follow `evolve(row, event)`. */
@@ -23,40 +35,31 @@ export interface RowProjectionSpec {
 }
 
 /**
- * Runs a RowProjectionSpec over a batch: loads every row the batch touches in one query,
- * folds the events in memory, writes the changed rows in one upsert. A row remembers the
- * revision of the last event applied to it, so an event delivered again is skipped.
+ * A Projection of a RowProjectionSpec: folds the events over the rows they touch and writes the
+ * rows that changed. A row remembers the revision of the last event applied to it, so an event
+ * delivered again is skipped.
  */
-export function rowProjection(spec: RowProjectionSpec): Projection & { spec: RowProjectionSpec } {
-  const table = new RowTable(spec.model);
+export function rowProjection(spec: RowProjectionSpec): Projection {
+  const { model } = spec;
   return {
     name: spec.name,
-    tables: [spec.model.table],
-    spec,
-    async apply(events, tx, tables) {
-      const touched = events.map((e) => ({ e, keys: spec.keysOf(e) })).filter((t) => t.keys.length > 0);
-      const physical = tables(spec.model.table);
-      const rows = await table.load(
-        tx,
-        physical,
-        touched.flatMap((t) => t.keys),
-      );
-      const changed = new Set<string>();
-      for (const { e, keys } of touched)
-        for (const key of keys) {
-          const id = keyOf(spec.model, key);
+    models: [model],
+    keysOf: (events) => ({ [model.table]: events.flatMap((e) => spec.keysOf(e)) }),
+    fold(events, stored) {
+      const rows = stored(model.table);
+      const changed = new Map<string, Row>();
+      for (const e of events)
+        for (const key of spec.keysOf(e)) {
+          const id = keyOf(model, key);
           const row = rows.get(id) ?? null;
           if (row && (row.last_revision as number) >= e.revision) continue;
           const next = spec.evolve(row, e, key);
           if (!next) continue;
-          rows.set(id, { ...next, ...key, last_revision: e.revision });
-          changed.add(id);
+          const written = { ...next, ...key, last_revision: e.revision };
+          rows.set(id, written);
+          changed.set(id, written);
         }
-      await table.save(
-        tx,
-        physical,
-        [...changed].map((id) => rows.get(id) as Row),
-      );
+      return { [model.table]: [...changed.values()] };
     },
   };
 }

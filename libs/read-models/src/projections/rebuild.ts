@@ -1,8 +1,9 @@
 import { DomainError } from '@parley/platform';
 import { comparePositions, maxPosition, parsePosition, type GlobalFeed } from '@parley/event-store';
 import type { ClientBase, Pool } from 'pg';
+import { applyProjections } from './apply-projections';
 import { projectedEvent, type ProjectedEvent } from './projected-event';
-import type { Projection, TableNames } from './projection';
+import type { Projection } from './projection';
 import { CONVERSATION_FILTER } from './projection-runner';
 import { PROJECTIONS, READ_MODELS_SUBSCRIPTION } from './projections';
 
@@ -53,14 +54,6 @@ async function inTransaction<T>(pool: Pool, fn: (tx: ClientBase) => Promise<T>):
   }
 }
 
-const live = (table: string) => table;
-
-/** Applies each page to the tables `names` picks for `projections`, inside `tx`. */
-const applying =
-  (tx: ClientBase, projections: readonly Projection[], names: TableNames) => async (events: ProjectedEvent[]) => {
-    for (const projection of projections) await projection.apply(events, tx, names);
-  };
-
 /**
  * Rebuilds read models from position zero while the service runs: builds shadow tables
  * (`<table>__rebuild`) page by page, then, in one transaction holding the `read-models`
@@ -88,13 +81,16 @@ export async function rebuildProjections(
     if (!rows[0]?.locked) throw new DomainError('CONFLICT', 'Another rebuild of the read models is running.');
     const chosen = new Set(projections.map((p) => p.name));
     const others = PROJECTIONS.filter((p) => !chosen.has(p.name));
-    const tables = projections.flatMap((p) => p.tables);
+    const tables = projections.flatMap((p) => p.models.map((m) => m.table));
+    const rebuilt = new Set(tables);
+    // The tail writes the shadows of the rebuilt read models and the live tables of the others.
+    const shadowOrLive = (table: string) => (rebuilt.has(table) ? shadowOf(table) : table);
     for (const table of tables) {
       await pool.query(`drop table if exists ${shadowOf(table)}`);
       await pool.query(`create table ${shadowOf(table)} (like ${table} including all)`);
     }
     const bulk = await catchUp(feed, null, batchSize, (events) =>
-      inTransaction(pool, (tx) => applying(tx, projections, shadowOf)(events)),
+      inTransaction(pool, (tx) => applyProjections(tx, projections, events, shadowOf)),
     );
     const tail = await inTransaction(pool, async (tx) => {
       const id = READ_MODELS_SUBSCRIPTION;
@@ -106,8 +102,7 @@ export async function rebuildProjections(
       const from = earlier(checkpoint.rows[0].position, bulk.position);
       let fresh = 0;
       const caught = await catchUp(feed, from, batchSize, async (events) => {
-        await applying(tx, projections, shadowOf)(events);
-        await applying(tx, others, live)(events);
+        await applyProjections(tx, [...projections, ...others], events, shadowOrLive);
         fresh += events.filter((e) => bulk.position === null || comparePositions(e.position, bulk.position) > 0).length;
       });
       for (const table of tables) {

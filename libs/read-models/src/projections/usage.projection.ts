@@ -1,5 +1,5 @@
 import type { Projection } from './projection';
-import { keyOf, RowTable, type Row, type RowModel } from './row-table';
+import { keyOf, type Row, type RowModel } from './row-table';
 
 /** What the usage totals need to know of each conversation, and how far it has been counted. */
 const contexts: RowModel = {
@@ -14,17 +14,23 @@ const contexts: RowModel = {
   },
 };
 
-interface Increment {
-  day: string;
-  agent_code: string;
-  action_code: string;
-  model_code: string;
-  conversations: number;
-  model_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  estimated_cost: number;
-}
+/** Running totals per (day, agent, action, model); only ever added to. */
+const daily: RowModel = {
+  table: 'rm_usage_daily',
+  key: ['day', 'agent_code', 'action_code', 'model_code'],
+  columns: {
+    day: 'date',
+    agent_code: 'text',
+    action_code: 'text',
+    model_code: 'text',
+    conversations: 'bigint',
+    model_calls: 'bigint',
+    input_tokens: 'bigint',
+    output_tokens: 'bigint',
+    estimated_cost: 'numeric',
+  },
+  merge: 'add',
+};
 
 /**
  * rm_usage_daily: conversations, model calls, tokens and cost per (day, agent, action, model).
@@ -34,16 +40,14 @@ interface Increment {
  */
 export const usageProjection: Projection = {
   name: 'usage',
-  tables: ['rm_usage_conversations', 'rm_usage_daily'],
-  async apply(events, tx, tables) {
-    const table = new RowTable(contexts);
-    const rows = await table.load(
-      tx,
-      tables(contexts.table),
-      [...new Set(events.map((e) => e.conversationId))].map((id) => ({ conversation_id: id })),
-    );
-    const increments: Increment[] = [];
-    const changed = new Set<string>();
+  models: [contexts, daily],
+  keysOf: (events) => ({
+    [contexts.table]: [...new Set(events.map((e) => e.conversationId))].map((id) => ({ conversation_id: id })),
+  }),
+  fold(events, stored) {
+    const rows = stored(contexts.table);
+    const increments: Row[] = [];
+    const changed = new Map<string, Row>();
     for (const { conversationId, revision, event, at } of events) {
       const id = keyOf(contexts, { conversation_id: conversationId });
       let row: Row | undefined = rows.get(id);
@@ -58,13 +62,14 @@ export const usageProjection: Projection = {
         };
       }
       if (!row) continue;
-      rows.set(id, { ...row, last_revision: revision });
-      changed.add(id);
+      const written = { ...row, last_revision: revision };
+      rows.set(id, written);
+      changed.set(id, written);
       const bucket = {
         day: at.slice(0, 10),
-        agent_code: row.agent_code as string,
-        action_code: row.action_code as string,
-        model_code: row.model_code as string,
+        agent_code: row.agent_code,
+        action_code: row.action_code,
+        model_code: row.model_code,
       };
       if (event.type === 'ConversationStarted')
         increments.push({
@@ -85,28 +90,6 @@ export const usageProjection: Projection = {
           estimated_cost: event.data.cost,
         });
     }
-    await table.save(
-      tx,
-      tables(contexts.table),
-      [...changed].map((id) => rows.get(id) as Row),
-    );
-    if (increments.length === 0) return;
-    const daily = tables('rm_usage_daily');
-    await tx.query(
-      `insert into ${daily} as t (day, agent_code, action_code, model_code, conversations, model_calls,
-                                  input_tokens, output_tokens, estimated_cost)
-       select day, agent_code, action_code, model_code, sum(conversations), sum(model_calls),
-              sum(input_tokens), sum(output_tokens), sum(estimated_cost)
-       from jsonb_to_recordset($1::jsonb) as r(day date, agent_code text, action_code text, model_code text,
-            conversations bigint, model_calls bigint, input_tokens bigint, output_tokens bigint, estimated_cost numeric)
-       group by day, agent_code, action_code, model_code
-       on conflict (day, agent_code, action_code, model_code) do update set
-         conversations = t.conversations + excluded.conversations,
-         model_calls = t.model_calls + excluded.model_calls,
-         input_tokens = t.input_tokens + excluded.input_tokens,
-         output_tokens = t.output_tokens + excluded.output_tokens,
-         estimated_cost = t.estimated_cost + excluded.estimated_cost`,
-      [JSON.stringify(increments)],
-    );
+    return { [contexts.table]: [...changed.values()], [daily.table]: increments };
   },
 };
