@@ -67,8 +67,7 @@ export class CommandRunner {
         const executed = await this.attempt(conversationId, loaded, ctx, commandHash, build);
         if (executed) return executed;
       } catch (err) {
-        const retry = err instanceof WrongExpectedVersion || (err instanceof DomainError && !loaded.fresh);
-        if (!retry || attempt >= MAX_CONFLICT_RETRIES) throw err;
+        if (!(err instanceof WrongExpectedVersion) || attempt >= MAX_CONFLICT_RETRIES) throw err;
       }
     }
   }
@@ -83,6 +82,7 @@ export class CommandRunner {
     const caller = ctx.caller as Principal;
     const { state } = loaded;
     if (state.status !== 'none') {
+      // The owner never changes, so a kept state answers this as well as a fresh one.
       assertCanCommand(caller, state.owner);
       const seen = ctx.idempotencyKey ? state.commands[ctx.idempotencyKey] : undefined;
       if (seen !== undefined) {
@@ -101,7 +101,14 @@ export class CommandRunner {
       }
     }
     const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };
-    const events = decide(build(meta), state);
+    let events: ConversationEvent[];
+    try {
+      events = decide(build(meta), state);
+    } catch (err) {
+      // A refusal on a kept state counts only once a fresh load confirms it.
+      if (err instanceof DomainError && !loaded.fresh) return null;
+      throw err;
+    }
     const appended = await this.repository.append(conversationId, loaded, events, {
       occurredAt: meta.now,
       actor: caller.subject,
