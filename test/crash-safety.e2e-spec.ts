@@ -6,6 +6,7 @@ import { createLogger } from '@parley/observability';
 import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { TurnRunner } from '@parley/turn';
+import { Queue } from 'bullmq';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -76,6 +77,8 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     await new Promise((r) => toolServer.close(r));
   });
 
+  /** The port each child serves HTTP on. */
+  const ports = new Map<ChildProcess, number>();
   const startWorker = (): Promise<ChildProcess> =>
     new Promise((resolve, reject) => {
       const child = spawn(process.execPath, ['-r', './tools/register.js', 'test/support/worker-child.ts'], {
@@ -86,12 +89,17 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
       children.push(child);
       let err = '';
       child.stderr!.on('data', (d) => (err += String(d)));
-      child.stdout!.on('data', (d) => String(d).includes('ready') && resolve(child));
+      child.stdout!.on('data', (d) => {
+        const ready = /ready (\d+)/.exec(String(d));
+        if (!ready) return;
+        ports.set(child, Number(ready[1]));
+        resolve(child);
+      });
       child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
     });
 
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(url + path, {
+  const post = async (path: string, body: unknown, to = url) => {
+    const res = await fetch(to + path, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -129,6 +137,43 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     const starts = all.filter((e) => e.type === 'ModelCallStarted').map((e) => (e.data as any).attempt);
     expect(starts).toEqual([1, 2]);
     expect(all.at(-1)!.type).toBe('ConversationCompleted');
+    expect((await store.verifyStream(`conversation-${id}`)).ok).toBe(true);
+  }, 60_000);
+
+  it('SIGKILLs the process that took the command and started the turn itself; another worker takes the turn over', async () => {
+    for (const child of children) child.kill('SIGKILL');
+    const text = 'This answer streams slowly, started in the process that accepted the message, which then dies.';
+    simulator.script([{ reply: { text } }]);
+    simulator.setLatency(60);
+    const allInOne = await startWorker();
+    const viaChild = `http://127.0.0.1:${ports.get(allInOne)}`;
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' }, viaChild)).body
+      .conversationId;
+    expect(
+      (await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false }, viaChild)).status,
+    ).toBe(202);
+    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000);
+    // Started where the command ran: the queue holds the job back as a delayed lease, no worker has it.
+    const turnStarted = (await events(id)).find((e) => e.type === 'TurnStarted')!;
+    const jobs = new Queue('turns', { connection: { url: env.REDIS_URL }, prefix: env.PARLEY_PREFIX });
+    try {
+      expect(await (await jobs.getJob(`turn.${id}.${turnStarted.revision}`))!.getState()).toBe('delayed');
+    } finally {
+      await jobs.close();
+    }
+    allInOne.kill('SIGKILL');
+    await new Promise((r) => allInOne.once('exit', r));
+    expect((await events(id)).map((e) => e.type)).not.toContain('ModelCallCompleted');
+
+    await startWorker();
+    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+    const all = await events(id);
+    expect(
+      all
+        .filter((e) => e.type === 'MessageRecorded' && (e.data as any).role === 'AS')
+        .map((e) => (e.data as any).content),
+    ).toEqual([text]);
+    expect(all.filter((e) => e.type === 'ModelCallStarted').map((e) => (e.data as any).attempt)).toEqual([1, 2]);
     expect((await store.verifyStream(`conversation-${id}`)).ok).toBe(true);
   }, 60_000);
 

@@ -3,7 +3,10 @@ import { createLogger } from '@parley/observability';
 import { createHttpApp } from '@parley/transport';
 import { AppModule } from '../../apps/server/src/app.module';
 
-/** A Parley process that runs turns, for tests that kill one mid-turn. Prints "ready" once it consumes jobs. */
+/**
+ * The all-in-one Parley in a process of its own, for tests that kill one mid-turn. Prints
+ * "ready <port>" once it consumes jobs and serves HTTP.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const app = await createHttpApp(
@@ -12,7 +15,7 @@ async function main(): Promise<void> {
     createLogger({ level: 'silent' }),
   );
   await app.listen(0, '127.0.0.1');
-  process.stdout.write('ready\n');
+  process.stdout.write(`ready ${(app.getHttpServer().address() as { port: number }).port}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -24,12 +24,13 @@ export class TurnScheduler {
       if (event.type === 'TurnStarted' || event.type === 'TurnResumed') {
         const turnNo = event.data.turnNo;
         jobs.push(
-          this.jobs.enqueue<TurnJob>(TURN_QUEUE, turnJobId(conversationId, revision), {
-            conversationId,
-            turnNo,
-            revision,
-            trace: traceCarrier(),
-          }),
+          this.jobs.enqueue<TurnJob>(
+            TURN_QUEUE,
+            turnJobId(conversationId, revision),
+            { conversationId, turnNo, revision, trace: traceCarrier() },
+            // A worker in this process starts the turn at once; the queue's copy is the fallback.
+            { preferLocal: true },
+          ),
           this.watchdog(conversationId, turnNo, revision),
         );
       }

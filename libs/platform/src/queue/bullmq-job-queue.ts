@@ -1,4 +1,4 @@
-import { Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
 
@@ -11,11 +11,29 @@ export interface BullMqOptions {
   attempts?: number;
 }
 
-/** The production queue: BullMQ on Redis. Job ids dedup; stalled jobs of a dead worker are retried. */
+/** A queue's handler in this process, for jobs started here (EnqueueOptions.preferLocal). */
+interface LocalHandler {
+  handler: JobHandler<unknown>;
+  concurrency: number;
+  /** Job ids running here outside the BullMQ worker, with their completion. */
+  running: Map<string, Promise<void>>;
+}
+
+/**
+ * The production queue: BullMQ on Redis. Job ids dedup; stalled jobs of a dead worker are retried.
+ *
+ * A job enqueued with `preferLocal` while a handler of its queue runs here is started here at
+ * once (no round trip through Redis to a worker), and stored as a delayed job whose delay is a
+ * lease: renewed every half lock while the job runs, removed when it succeeds, promoted to the
+ * waiting jobs (retried as usual) when it fails. If this process dies, the lease runs out and any
+ * worker takes the job, as it would a stalled one. Up to the handler's concurrency run started
+ * here, beside those the BullMQ worker of the same handler fetches.
+ */
 export class BullMqJobQueue implements JobQueue {
   private readonly queues = new Map<string, Queue>();
   private readonly workers: Worker[] = [];
   private readonly workerConnections: Redis[] = [];
+  private readonly local = new Map<string, LocalHandler>();
 
   constructor(
     private readonly connection: Redis,
@@ -23,9 +41,22 @@ export class BullMqJobQueue implements JobQueue {
   ) {}
 
   async enqueue<T>(queue: string, jobId: string, data: T, options: EnqueueOptions = {}): Promise<void> {
-    await this.queue(queue).add(queue, data, {
-      jobId: safeId(jobId),
-      delay: options.delayMs,
+    const here = options.preferLocal ? this.local.get(queue) : undefined;
+    const id = safeId(jobId);
+    if (here?.running.has(id)) return;
+    if (here && here.running.size < here.concurrency && !options.delayMs) {
+      const stored = this.add(queue, id, data, this.lockMs);
+      this.runHere(here, id, data, stored);
+      await stored;
+      return;
+    }
+    await this.add(queue, id, data, options.delayMs);
+  }
+
+  private add<T>(queue: string, id: string, data: T, delayMs: number | undefined): Promise<Job> {
+    return this.queue(queue).add(queue, data, {
+      jobId: id,
+      delay: delayMs,
       attempts: this.options.attempts ?? 5,
       backoff: { type: 'exponential', delay: 200 },
       removeOnComplete: { age: 3600, count: 10_000 },
@@ -33,7 +64,35 @@ export class BullMqJobQueue implements JobQueue {
     });
   }
 
+  private get lockMs(): number {
+    return this.options.lockDurationMs ?? 30_000;
+  }
+
+  private runHere(here: LocalHandler, id: string, data: unknown, stored: Promise<Job>): void {
+    const renew = setInterval(() => {
+      void stored.then((job) => job.changeDelay(this.lockMs)).catch(() => undefined);
+    }, this.lockMs / 2);
+    renew.unref();
+    const run = here
+      .handler(data, { id, attempt: 1 })
+      .then(
+        // Gone already: promoted by a lease that ran out, and taken by a worker that found nothing to do.
+        () => stored.then((job) => job.remove()).catch(() => undefined),
+        () => stored.then((job) => job.promote()).catch(() => undefined),
+      )
+      .finally(() => {
+        clearInterval(renew);
+        here.running.delete(id);
+      });
+    here.running.set(id, run);
+  }
+
   async process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void> {
+    this.local.set(queue, {
+      handler: handler as JobHandler<unknown>,
+      concurrency: options.concurrency,
+      running: new Map(),
+    });
     // BullMQ never closes a connection it was given: close() quits these.
     const connection = this.connection.duplicate({ maxRetriesPerRequest: null });
     this.workerConnections.push(connection);
@@ -60,7 +119,9 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    const started = [...this.local.values()].flatMap((h) => [...h.running.values()]);
+    this.local.clear();
+    await Promise.all([...started, ...this.workers.map((w) => w.close())]);
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await Promise.all(this.workerConnections.map((c) => c.quit().catch(() => c.disconnect())));
   }

@@ -13,6 +13,12 @@ export type JobHandler<T> = (data: T, job: JobContext) => Promise<void>;
 
 export interface EnqueueOptions {
   delayMs?: number;
+  /**
+   * Start the job in this process at once when a handler of its queue runs here and has room,
+   * instead of waiting for a worker to fetch it. The queue still holds a durable copy, due only
+   * if this process dies or the job fails here: delivery stays at-least-once.
+   */
+  preferLocal?: boolean;
 }
 
 export interface ProcessOptions {

@@ -1,0 +1,139 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BullMqJobQueue } from './bullmq-job-queue';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const LOCK_MS = 600;
+
+const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 8000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+};
+
+/**
+ * `preferLocal` on BullMQ: two queue instances on one prefix stand for two processes; `here`
+ * enqueues, `there` is another worker that must take a job only when `here` cannot finish it.
+ */
+describe('BullMQ job queue: jobs started in the process that enqueues them', () => {
+  let prefix: string;
+  let connections: Redis[];
+  let inspect: Queue;
+  const open = () => {
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    connection.on('error', () => undefined);
+    connections.push(connection);
+    return new BullMqJobQueue(connection, { prefix, lockDurationMs: LOCK_MS, stalledIntervalMs: LOCK_MS / 2 });
+  };
+  const stateOf = async (id: string) => (await inspect.getJob(id))?.getState() ?? 'gone';
+
+  beforeEach(() => {
+    prefix = `t${randomBytes(4).toString('hex')}`;
+    connections = [];
+    inspect = new Queue('turns', { connection: { url: REDIS_URL }, prefix });
+  });
+  afterEach(async () => {
+    await inspect.close();
+    for (const c of connections) c.disconnect();
+  });
+
+  it('runs the job here at once, holds the stored copy back while it runs, and removes it after', async () => {
+    const here = open();
+    const there = open();
+    const ranHere: string[] = [];
+    const ranThere: string[] = [];
+    let finish: () => void = () => undefined;
+    await here.process(
+      'turns',
+      async (_d, job) => {
+        ranHere.push(job.id);
+        await new Promise<void>((r) => (finish = r));
+      },
+      { concurrency: 4 },
+    );
+    await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
+
+    await here.enqueue('turns', 'turn:a:1', { n: 1 }, { preferLocal: true });
+
+    expect(ranHere).toEqual(['turn.a.1']);
+    expect(await stateOf('turn.a.1')).toBe('delayed');
+    // Longer than the lock: the lease is renewed, so the other worker never gets the job.
+    await sleep(LOCK_MS * 2.5);
+    expect(ranThere).toEqual([]);
+    finish();
+    await until(async () => (await stateOf('turn.a.1')) === 'gone');
+    await sleep(LOCK_MS);
+    expect(ranThere).toEqual([]);
+    await Promise.all([here.close(), there.close()]);
+  });
+
+  it('hands a job that failed here to the queue, where a worker retries it', async () => {
+    const here = open();
+    const there = open();
+    const attempts: string[] = [];
+    await here.process(
+      'turns',
+      async () => {
+        attempts.push('here');
+        throw new Error('provider down');
+      },
+      { concurrency: 4 },
+    );
+    await there.process('turns', async (_d, job) => void attempts.push(`there:${job.attempt}`), { concurrency: 4 });
+
+    await here.enqueue('turns', 'turn:b:1', {}, { preferLocal: true });
+
+    await until(() => attempts.length >= 2);
+    expect(attempts[0]).toBe('here');
+    expect(attempts).toContain('there:1');
+    await Promise.all([here.close(), there.close()]);
+  });
+
+  it('lets another worker take the job once this process stops renewing its lease (it died)', async () => {
+    const here = open();
+    const there = open();
+    const ranThere: string[] = [];
+    await here.process('turns', () => new Promise<void>(() => undefined), { concurrency: 4 });
+    await here.enqueue('turns', 'turn:c:1', {}, { preferLocal: true });
+    // The process is gone: its Redis connection drops and nothing renews the lease.
+    connections[0].disconnect();
+    await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
+
+    await until(() => ranThere.length === 1, LOCK_MS * 10);
+    expect(ranThere).toEqual(['turn.c.1']);
+    await there.close();
+  });
+
+  it('enqueues as usual when no handler runs here, or all of them are busy', async () => {
+    const here = open();
+    const there = open();
+    const ranThere: string[] = [];
+    await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
+    await here.enqueue('turns', 'turn:d:1', {}, { preferLocal: true });
+    await until(() => ranThere.length === 1);
+
+    const busy = open();
+    const ranBusy: string[] = [];
+    let release: () => void = () => undefined;
+    await busy.process(
+      'turns',
+      async (_d, job) => {
+        ranBusy.push(job.id);
+        if (job.id === 'turn.d.2') await new Promise<void>((r) => (release = r));
+      },
+      { concurrency: 1 },
+    );
+    await busy.enqueue('turns', 'turn:d:2', {}, { preferLocal: true });
+    await busy.enqueue('turns', 'turn:d:3', {}, { preferLocal: true });
+    // d.2 holds the one local slot, so d.3 went to the queue like any job, for whichever worker.
+    expect(ranBusy).toEqual(['turn.d.2']);
+    expect(await stateOf('turn.d.2')).toBe('delayed');
+    await until(() => ranThere.includes('turn.d.3') || ranBusy.includes('turn.d.3'));
+    release();
+    await Promise.all([here.close(), there.close(), busy.close()]);
+  });
+});
