@@ -76,8 +76,10 @@ export class BullMqJobQueue implements JobQueue {
     const run = here
       .handler(data, { id, attempt: 1 })
       .then(
-        // Gone already: promoted by a lease that ran out, and taken by a worker that found nothing to do.
+        // Done here: drop the stored copy. If it is gone or locked already, a lease ran out and a
+        // worker took it; that run finds the job's work done (turns check their state first).
         () => stored.then((job) => job.remove()).catch(() => undefined),
+        // Failed here: the stored copy becomes due now and is retried like any job.
         () => stored.then((job) => job.promote()).catch(() => undefined),
       )
       .finally(() => {
