@@ -1,31 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-async function waitFor(url: string, child: ChildProcess, output: () => string, ms: number): Promise<Response> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${output()}`);
-    try {
-      return await fetch(url);
-    } catch {
-      if (Date.now() > deadline) throw new Error(`no answer from ${url} within ${ms} ms:\n${output()}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
+import { freePort, waitForHttp } from '@parley/testing';
 
 describe('npm start with nothing configured (embedded default)', () => {
   let dataDir: string;
@@ -56,7 +34,7 @@ describe('npm start with nothing configured (embedded default)', () => {
     child.stdout?.on('data', (c: Buffer) => (output += String(c)));
     child.stderr?.on('data', (c: Buffer) => (output += String(c)));
 
-    const live = await waitFor(`http://127.0.0.1:${port}/health`, child, () => output, 35_000);
+    const live = await waitForHttp(`http://127.0.0.1:${port}/health`, child, () => output, 35_000);
     expect(live.status).toBe(200);
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
     expect(ready.status).toBe(200);

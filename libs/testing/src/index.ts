@@ -7,6 +7,7 @@ export {
   type TestDatabase,
 } from './test-database';
 export { deciderSpec, type Decider } from './decider-spec';
+export { freePort, waitForHttp } from './child-process';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';
 export { demoScript } from './simulator/demo-script';
