@@ -1,18 +1,10 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { once } from 'node:events';
+
+export { freePort } from '@parley/testing';
 
 /** The reference MCP server from npm, run with the current Node executable. */
 export const EVERYTHING_BIN = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** server-everything in one of its HTTP modes on a loopback port; resolves once it listens. */
 export async function startEverythingHttp(mode: 'streamableHttp' | 'sse', port: number): Promise<ChildProcess> {

@@ -1,22 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { ConfigModule, loadConfig } from '@parley/config';
 import { DatabaseModule, RedisModule } from '@parley/platform';
-import { createTestDatabase, type TestDatabase } from '@parley/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@parley/testing';
 import { HttpErrorFilter } from '@parley/transport';
 import { ObservabilityModule } from '../observability.module';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** A Redis of this test's own: the machine's shared Redis is never stopped. */
 async function startRedis(port: number): Promise<ChildProcess> {
