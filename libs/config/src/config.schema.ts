@@ -80,7 +80,7 @@ export const envSchema = z.object({
 
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024),
   SUBSCRIPTION_POLL_MS: int(200, 10),
-  CONVERSATION_CACHE_SIZE: int(2000, 0),
+  CONVERSATION_CACHE_MB: int(128, 0),
 
   DEFAULT_MODEL_NAME: z.string().min(1).optional(),
   MAX_TOOL_STEPS: int(10, 1),

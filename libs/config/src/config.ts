@@ -29,8 +29,8 @@ export function toConfig(env: Env) {
       kurrentUrl: env.EVENTSTORE_URL ?? null,
       maxEventBytes: env.EVENT_MAX_BYTES,
       pollMs: env.SUBSCRIPTION_POLL_MS,
-      /** Folded conversation states kept in memory per process (0: fold the whole stream on every load). */
-      conversationCacheSize: env.CONVERSATION_CACHE_SIZE,
+      /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
+      conversationCacheMb: env.CONVERSATION_CACHE_MB,
     },
     prefix: env.PARLEY_PREFIX,
     security: {

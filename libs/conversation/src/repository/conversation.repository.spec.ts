@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { ConversationEvent } from '../domain/conversation.events';
 import { ConversationSignals, type AppendedSignal } from './conversation-signals';
-import { ConversationRepository } from './conversation.repository';
+import { approximateBytes, ConversationRepository } from './conversation.repository';
 
 const meta = { actor: 'client-a' };
 const started = (id: string): ConversationEvent => ({
@@ -32,8 +32,8 @@ describe('ConversationRepository', () => {
   /** Every readStream call: how many events it returned, and from which revision it read. */
   let reads: { fromRevision?: bigint; events: number }[];
 
-  const repository = (cacheSize = 100, signals = new ConversationSignals()) =>
-    new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_SIZE: String(cacheSize) }));
+  const repository = (cacheMb = 16, signals = new ConversationSignals()) =>
+    new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_MB: String(cacheMb) }));
 
   beforeAll(async () => {
     db = await createTestDatabase('conversation_repository');
@@ -106,7 +106,21 @@ describe('ConversationRepository', () => {
     expect(await repo.load(id)).toEqual({ state: { status: 'none' }, revision: null });
   });
 
-  it('with CONVERSATION_CACHE_SIZE=0 folds the whole stream on every load', async () => {
+  it('keeps states within CONVERSATION_CACHE_MB, dropping the least recently used first', async () => {
+    const repo = repository(1);
+    const long = 'x'.repeat(200_000); // ≈ 400 KB a state: two fit in 1 MiB, three do not
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) await repo.append(id, await repo.load(id), [started(id), message(1, long)], meta);
+    reads = [];
+
+    // Newest first: the two kept ones read only what is new; the first one was dropped.
+    for (const id of [...ids].reverse()) await repo.load(id);
+
+    expect(reads.map((r) => r.fromRevision)).toEqual([2n, 2n, undefined]);
+    expect(approximateBytes((await repo.load(ids[2])).state)).toBeGreaterThan(400_000);
+  });
+
+  it('with CONVERSATION_CACHE_MB=0 folds the whole stream on every load', async () => {
     const id = randomUUID();
     const repo = repository(0);
     await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);

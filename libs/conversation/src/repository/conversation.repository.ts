@@ -27,10 +27,34 @@ export function toEnvelope(event: RecordedEvent): ConversationEnvelope {
 
 type Folded = LoadedConversation & { revision: bigint };
 
+/** At most this many states are kept, however small. */
+const MAX_KEPT = 50_000;
+const snapshotChars = new WeakMap<object, number>();
+
+/**
+ * Roughly what a folded state holds in memory, for the cache's byte budget: its texts at two
+ * bytes a character (the snapshot measured once, as states share it) plus a fixed part per
+ * message and per state. Cheap enough to run on every append.
+ */
+export function approximateBytes(state: ConversationState): number {
+  if (state.status === 'none') return 64;
+  let chars = snapshotChars.get(state.snapshot);
+  if (chars === undefined) {
+    chars = JSON.stringify(state.snapshot).length;
+    snapshotChars.set(state.snapshot, chars);
+  }
+  for (const m of state.transcript) {
+    chars += 64 + (m.content?.length ?? 0);
+    for (const call of m.toolCalls ?? []) chars += 64 + call.arguments.length;
+  }
+  chars += 64 * Object.keys(state.commands).length + (state.turn?.lastReply?.length ?? 0);
+  return 2 * chars + 1024;
+}
+
 /**
  * Loads conversations by folding their stream, and appends with the expected revision.
  *
- * Folded states are kept (least recently used first out, CONVERSATION_CACHE_SIZE of them), so a
+ * Folded states are kept (least recently used out first, within CONVERSATION_CACHE_MB), so a
  * load reads only the events after the kept revision — usually none — instead of the whole
  * stream. The store stays the authority: every load still asks it for newer events, and every
  * append still carries the expected revision, so a state kept here is never acted on stale.
@@ -45,8 +69,15 @@ export class ConversationRepository {
     @Inject(ConversationSignals) private readonly signals: ConversationSignals,
     @Inject(CONFIG) config: Config,
   ) {
-    const max = config.eventStore.conversationCacheSize;
-    this.folded = max > 0 ? new LRUCache<string, Folded>({ max }) : null;
+    const megabytes = config.eventStore.conversationCacheMb;
+    this.folded =
+      megabytes > 0
+        ? new LRUCache<string, Folded>({
+            max: MAX_KEPT,
+            maxSize: megabytes * 1024 * 1024,
+            sizeCalculation: (folded) => approximateBytes(folded.state),
+          })
+        : null;
   }
 
   /**
