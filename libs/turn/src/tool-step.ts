@@ -61,7 +61,8 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
       data: { turnNo, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: def.kind },
     };
     // A call that may not run twice is on record before it runs, so a crash leaves it
-    // INTERRUPTED; an idempotent one is simply run again, so its start rides with its outcome.
+    // INTERRUPTED; an idempotent one is simply run again, so its start and its outcome are
+    // staged and stored with the turn's next append (the next model call's, usually).
     if (!def.idempotent) await ctx.append([started]);
     const repositoryId = repositoryOf(c, def.name)?.repositoryId;
     const outcome = await withSpan('parley.tool_call', { 'parley.tool': def.name, 'parley.tool_kind': def.kind }, () =>
@@ -76,7 +77,8 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
       }),
     );
     if (signal.aborted) return 'continue';
-    await record(ctx, call, outcome, def.idempotent ? [started] : []);
+    const write: Write = def.idempotent ? async (events) => ctx.stage([started, ...events]) : appendNow(ctx);
+    await record(ctx, call, outcome, write);
   }
   if (needApproval.length === 0) return 'continue';
   const turnNo = ctx.state.turn!.no;
@@ -91,21 +93,23 @@ export async function toolStep(ctx: TurnContext, deps: TurnDeps, signal: AbortSi
 
 const nextSequence = (c: ExistingConversation) => (c.transcript.at(-1)?.sequence ?? 0) + 1;
 
+/** How a call's outcome is kept: appended now, or staged for the turn's next append. */
+type Write = (events: ConversationEvent[]) => Promise<void>;
+
+const appendNow =
+  (ctx: TurnContext): Write =>
+  async (events) =>
+    void (await ctx.append(events));
+
 /**
- * Stores a call's outcome after `unsaved` (its start, when that was not stored before). A
- * completed call of a triggerOnce repository's tool removes that repository in the same append.
+ * Keeps a call's outcome through `write`. A completed call of a triggerOnce repository's tool
+ * removes that repository with it.
  */
-async function record(
-  ctx: TurnContext,
-  call: TurnToolCall,
-  outcome: ToolOutcome,
-  unsaved: ConversationEvent[],
-): Promise<void> {
-  if (!outcome.ok) return fail(ctx, call, outcome.error.code, outcome.error.message, outcome.durationMs, unsaved);
+async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome, write: Write): Promise<void> {
+  if (!outcome.ok) return fail(ctx, call, outcome.error.code, outcome.error.message, outcome.durationMs, write);
   const c = ctx.state;
   const triggered = repositoryOf(c, call.name);
-  await ctx.append([
-    ...unsaved,
+  await write([
     {
       type: 'ToolCallCompleted',
       data: {
@@ -137,7 +141,7 @@ async function fail(
   code: string,
   message: string,
   durationMs: number,
-  unsaved: ConversationEvent[] = [],
+  write: Write = appendNow(ctx),
 ): Promise<void> {
   const c = ctx.state;
   const event: ConversationEvent = {
@@ -152,7 +156,7 @@ async function fail(
       durationMs,
     },
   };
-  await ctx.append([...unsaved, event]);
+  await write([event]);
 }
 
 /** AskUserQuestion: the model's structured questions become a QU message and the conversation waits. */

@@ -66,4 +66,46 @@ describe('TurnContext', () => {
     ]);
     expect(ctx.state.status).toBe('CO');
   });
+
+  it('folds staged events into its state at once and stores them, in order, with the next append', async () => {
+    const id = randomUUID();
+    const repository = new ConversationRepository(store, new ConversationSignals(), loadConfig({}));
+    await repository.append(id, await repository.load(id), started(id), { actor: 'client-a' });
+    const ctx = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
+    const toolCall = { id: 'call-1', name: 'ORDER_STATUS', arguments: '{}' };
+    await ctx.append([
+      {
+        type: 'MessageRecorded',
+        data: { sequence: 2, role: 'AS', content: null, turnNo: 1, tokenCount: 1, toolCalls: [toolCall] },
+      },
+    ]);
+
+    ctx.stage([
+      {
+        type: 'ToolCallStarted',
+        data: { turnNo: 1, toolCallId: 'call-1', name: 'ORDER_STATUS', arguments: '{}', kind: 'in_process' },
+      },
+      {
+        type: 'ToolCallCompleted',
+        data: {
+          turnNo: 1,
+          sequence: 3,
+          toolCallId: 'call-1',
+          name: 'ORDER_STATUS',
+          output: '{"ok":true}',
+          truncated: false,
+          durationMs: 3,
+        },
+      },
+    ]);
+
+    expect(ctx.state.turn!.toolCalls).toEqual([expect.objectContaining({ id: 'call-1', status: 'completed' })]);
+    expect(ctx.revision).toBe(3n);
+    const typesNow = async () => (await store.readStream(`conversation-${id}`)).map((e) => e.type);
+    expect(await typesNow()).not.toContain('ToolCallCompleted');
+    await ctx.append([{ type: 'ModelCallStarted', data: { ...call, callNo: 2, model: 'sim-chat', provider: 'SIM' } }]);
+    expect((await typesNow()).slice(-3)).toEqual(['ToolCallStarted', 'ToolCallCompleted', 'ModelCallStarted']);
+    expect(ctx.revision).toBe(6n);
+    expect(ctx.state.turn!.toolCalls[0].status).toBe('completed');
+  });
 });

@@ -1,8 +1,10 @@
 import {
   type Appended,
+  type ConversationEnvelope,
   type ConversationEvent,
   type ConversationRepository,
   type ConversationState,
+  evolve,
   type ExistingConversation,
 } from '@parley/conversation';
 import { WrongExpectedVersion } from '@parley/event-store';
@@ -23,18 +25,25 @@ export class TurnPreempted extends Error {
 export class TurnContext {
   private tail: Promise<unknown> = Promise.resolve();
   private preempted: TurnPreempted | null = null;
+  /** Events folded into `state` but not stored yet: they go with the next append. */
+  private staged: ConversationEvent[] = [];
+  private view: ConversationState;
 
   constructor(
     readonly conversationId: string,
     private readonly repository: ConversationRepository,
     private loaded: { state: ConversationState; revision: bigint | null },
     private readonly correlationId: string,
-  ) {}
-
-  get state(): ExistingConversation {
-    return this.loaded.state as ExistingConversation;
+  ) {
+    this.view = loaded.state;
   }
 
+  /** The conversation as the turn sees it: the stored state and the staged events. */
+  get state(): ExistingConversation {
+    return this.view as ExistingConversation;
+  }
+
+  /** The revision of the stored state (staged events are not in the stream yet). */
   get revision(): bigint | null {
     return this.loaded.revision;
   }
@@ -45,22 +54,43 @@ export class TurnContext {
     return next;
   }
 
+  /**
+   * Folds `events` into the turn's state now and stores them with the next append: for what may
+   * be lost in a crash because it is simply done again (an idempotent tool's call and result).
+   * A turn that stops without another append (killed, preempted) drops them.
+   */
+  stage(events: ConversationEvent[]): void {
+    const metadata = { actor: 'worker', correlationId: this.correlationId, occurredAt: new Date().toISOString() };
+    for (const event of events) this.view = evolve(this.view, { ...event, metadata } as ConversationEnvelope);
+    this.staged.push(...events);
+  }
+
   private async appendNow(events: ConversationEvent[]): Promise<Appended> {
     // Appends queued behind the one that found the stream moved must not land on the new state.
     if (this.preempted) throw this.preempted;
+    const staged = this.staged;
+    this.staged = [];
     try {
-      const appended = await this.repository.append(this.conversationId, this.loaded, events, {
+      const appended = await this.repository.append(this.conversationId, this.loaded, [...staged, ...events], {
         actor: 'worker',
         correlationId: this.correlationId,
       });
       this.loaded = appended;
+      this.view = this.staged.reduce(
+        (state, event) =>
+          evolve(state, { ...event, metadata: { occurredAt: new Date().toISOString() } } as ConversationEnvelope),
+        appended.state,
+      );
       return appended;
     } catch (err) {
       if (err instanceof WrongExpectedVersion) {
         this.loaded = await this.repository.load(this.conversationId);
+        this.view = this.loaded.state;
+        this.staged = [];
         this.preempted = new TurnPreempted(this.loaded.state);
         throw this.preempted;
       }
+      this.staged = [...staged, ...this.staged];
       throw err;
     }
   }
