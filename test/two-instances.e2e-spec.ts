@@ -45,9 +45,15 @@ describe('two instances: a kept conversation state is never acted on stale', () 
   it("accepts a message its own kept state would refuse, once a fresh load shows the other instance's turn ended", async () => {
     const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
       .conversationId as string;
-    const first = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'one', wait: true });
-    expect(first.body.status).toBe('CO');
-    // The worker instance completed the turn; the front instance still keeps it running.
+    const first = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'one', wait: false });
+    expect(first.status).toBe(202);
+    const ended = async () =>
+      (await store.readStream(`conversation-${id}`)).some((e) => e.type === 'ConversationCompleted');
+    for (const deadline = Date.now() + 10_000; !(await ended());) {
+      if (Date.now() > deadline) throw new Error('the turn did not end');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The worker instance completed the turn; the front instance, which did not wait, still keeps it running.
     const kept = await front.get(ConversationRepository).loadForWrite(id);
     expect(kept).toMatchObject({ fresh: false, state: { status: 'RU' } });
 
@@ -81,5 +87,18 @@ describe('two instances: a kept conversation state is never acted on stale', () 
       ['two', 3],
       ['three', 5],
     ]);
+  });
+
+  it('keeps what its waiting command read of a turn run elsewhere, so the next command starts from it', async () => {
+    const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    expect((await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'one', wait: true })).body.status).toBe(
+      'CO',
+    );
+    const head = (await store.readStream(`conversation-${id}`)).at(-1)!.revision;
+
+    const kept = await front.get(ConversationRepository).loadForWrite(id);
+
+    expect(kept).toMatchObject({ fresh: false, revision: head, state: { status: 'CO' } });
   });
 });

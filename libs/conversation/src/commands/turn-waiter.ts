@@ -72,7 +72,7 @@ export class TurnWaiter {
         const boundary = newest as AppendedSignal | null;
         newest = null;
         if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
-        else if (polled)
+        else if (polled) {
           for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
             state = evolve(state, toEnvelope(event));
             revision = event.revision;
@@ -80,6 +80,9 @@ export class TurnWaiter {
             // This turn's end, not a later turn's: the stream may have moved on since.
             if (state.status !== 'RU') break;
           }
+          // What a worker elsewhere wrote, folded: the next command here starts from it.
+          this.repository.remember(conversationId, { state, revision });
+        }
         if (state.status !== 'RU') return { state, position, done: true };
         const left = deadline - Date.now();
         if (left <= 0) return { state, position, done: false };

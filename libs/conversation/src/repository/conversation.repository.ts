@@ -109,7 +109,7 @@ export class ConversationRepository {
     for (const e of events) state = evolve(state, toEnvelope(e));
     const revision = events.at(-1)?.revision ?? kept?.revision ?? null;
     if (revision === null) return { state, revision };
-    this.keep(conversationId, { state, revision });
+    this.remember(conversationId, { state, revision });
     return { state, revision };
   }
 
@@ -180,13 +180,16 @@ export class ConversationRepository {
     let state = loaded.state;
     for (const e of envelopes) state = evolve(state, e);
     const appended = { state, revision: result.nextRevision, position: result.position };
-    this.keep(conversationId, appended);
+    this.remember(conversationId, appended);
     this.signals.appended(conversationId, { types: events.map((e) => e.type), ...appended });
     return appended;
   }
 
-  /** Keeps a folded state unless a newer one is kept already (two loads can finish out of order). */
-  private keep(conversationId: string, folded: Folded): void {
+  /**
+   * Keeps a state folded from this stream's events at `revision` (by a load, an append, or a
+   * reader such as the turn waiter), unless a newer one is kept already.
+   */
+  remember(conversationId: string, folded: Folded): void {
     if (!this.folded) return;
     const current = this.folded.peek(conversationId);
     if (current && current.revision > folded.revision) return;
