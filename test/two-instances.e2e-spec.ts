@@ -101,4 +101,29 @@ describe('two instances: a kept conversation state is never acted on stale', () 
 
     expect(kept).toMatchObject({ fresh: false, revision: head, state: { status: 'CO' } });
   });
+
+  it('stops a turn running on the worker instance within a second of a kill taken by the other one', async () => {
+    worker.simulator.setLatency(200);
+    worker.simulator.script([
+      { reply: { text: 'a very slow reply that would take many seconds to finish streaming' } },
+    ]);
+    try {
+      const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+        .conversationId as string;
+      expect((await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'go', wait: false })).status).toBe(202);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(worker.simulator.openRequests).toBe(1);
+
+      const killedAt = Date.now();
+      expect((await viaFront(`/api/v1/conversations/${id}/kill`, { reason: 'runaway' })).body.status).toBe('KI');
+      while (worker.simulator.openRequests > 0 && Date.now() < killedAt + 1000)
+        await new Promise((r) => setTimeout(r, 20));
+
+      expect(worker.simulator.openRequests).toBe(0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await store.readStream(`conversation-${id}`)).at(-1)!.type).toBe('ConversationKilled');
+    } finally {
+      worker.simulator.setLatency(0);
+    }
+  });
 });

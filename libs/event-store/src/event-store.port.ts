@@ -99,6 +99,11 @@ export interface EventStore {
   verifyStream(streamId: string): Promise<VerifyResult>;
   /** The position of the newest event, or null when the store is empty. */
   headPosition(): Promise<string | null>;
+  /**
+   * The newest revision of each of `streamIds` that exists (deleted and unknown streams are
+   * left out): one question for many streams, for watchers that poll.
+   */
+  streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>>;
   close(): Promise<void>;
 }
 

@@ -64,6 +64,9 @@ export class MeteredEventStore implements EventStore, GlobalFeed {
   headPosition(): Promise<string | null> {
     return this.inner.headPosition();
   }
+  streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
+    return this.inner.streamRevisions(streamIds);
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -14,10 +14,9 @@ import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { ToolExecutor } from '@parley/tools';
 import { modelStep } from './model-step';
 import { toolStep, unresolvedCalls } from './tool-step';
+import { RunningTurnsWatch } from './running-turns-watch';
 import { TurnContext, TurnPreempted } from './turn-context';
 import type { TurnDeps, TurnEnd } from './turn-ports';
-
-const WATCH_MS = 250;
 
 /**
  * Runs one turn job: folds the stream and works from the last recorded step (so a job that
@@ -37,6 +36,7 @@ export class TurnRunner {
     @Inject(LlmClient) llm: LlmClient,
     @Inject(PROVIDER_ENDPOINTS) endpoints: ProviderEndpoints,
     @Inject(ToolExecutor) tools: ToolExecutor,
+    @Inject(RunningTurnsWatch) private readonly running: RunningTurnsWatch,
     @Optional() @Inject(LIVE_DELTAS) live?: LiveDeltas,
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
@@ -141,20 +141,16 @@ export class TurnRunner {
   /** Stops the turn within a second of a kill or pause: in-process signal, or a stream written by someone else. */
   private watch(ctx: TurnContext, abort: AbortController): () => void {
     const off = this.deps.signals.onAbort(ctx.conversationId, () => abort.abort());
-    const timer = setInterval(() => {
+    const stopWatching = this.running.watch(ctx.conversationId, (revision) => {
+      if (revision === null || revision === ctx.revision) return;
       this.deps.repository
-        .currentRevision(ctx.conversationId)
-        .then(async (revision) => {
-          if (revision === null || revision === ctx.revision) return;
-          const { state } = await this.deps.repository.load(ctx.conversationId);
-          if (state.status !== 'RU') abort.abort();
-        })
+        .load(ctx.conversationId)
+        .then(({ state }) => state.status !== 'RU' && abort.abort())
         .catch(() => undefined);
-    }, WATCH_MS);
-    timer.unref();
+    });
     return () => {
       off();
-      clearInterval(timer);
+      stopWatching();
     };
   }
 }

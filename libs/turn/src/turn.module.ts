@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConversationModule, SNAPSHOT_SOURCE } from '@parley/conversation';
 import { LlmModule } from '@parley/llm';
 import { ToolsModule } from '@parley/tools';
+import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
 import { TimerRunner } from './timer-runner';
 import { TurnRunner } from './turn-runner';
@@ -21,6 +22,7 @@ export class TurnModule {
       providers: [
         RuntimeSnapshotSource,
         { provide: SNAPSHOT_SOURCE, useExisting: RuntimeSnapshotSource },
+        RunningTurnsWatch,
         TurnRunner,
         TimerRunner,
         ...(options.worker ? [TurnWorker] : []),

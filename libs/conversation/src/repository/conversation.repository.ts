@@ -141,15 +141,12 @@ export class ConversationRepository {
     return at ?? last;
   }
 
-  /** The current revision of a conversation's stream, without folding it. */
-  async currentRevision(conversationId: string): Promise<bigint | null> {
-    try {
-      const [last] = await this.store.readStream(streamIdOf(conversationId), { direction: 'backwards', maxCount: 1 });
-      return last?.revision ?? null;
-    } catch (err) {
-      if (err instanceof StreamNotFound) return null;
-      throw err;
-    }
+  /** The current revision of each conversation's stream, without folding any (missing: no stream). */
+  async currentRevisions(conversationIds: readonly string[]): Promise<Map<string, bigint>> {
+    const byStream = await this.store.streamRevisions(conversationIds.map(streamIdOf));
+    return new Map(
+      conversationIds.flatMap((id) => (byStream.has(streamIdOf(id)) ? [[id, byStream.get(streamIdOf(id))!]] : [])),
+    );
   }
 
   /**

@@ -24,6 +24,17 @@ export function readContract(h: () => ContractHarness): void {
       ]);
     });
 
+    it('tells the newest revision of many streams at once, leaving out unknown and deleted ones', async () => {
+      const { store } = h();
+      const deleted = newStream();
+      await store.append(deleted, events(2));
+      await store.deleteStream(deleted);
+      const unknown = newStream();
+      const revisionsOf = await store.streamRevisions([stream, deleted, unknown]);
+      expect([...revisionsOf]).toEqual([[stream, 9n]]);
+      expect(await store.streamRevisions([])).toEqual(new Map());
+    });
+
     it('returns nothing past the end and StreamNotFound for a missing stream', async () => {
       const { store } = h();
       expect(await store.readStream(stream, { fromRevision: 10n })).toEqual([]);

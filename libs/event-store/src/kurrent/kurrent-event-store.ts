@@ -230,6 +230,17 @@ export class KurrentEventStore implements EventStore, GlobalFeed {
     return null;
   }
 
+  /** KurrentDB has no batch read of stream heads: one backwards read of one event per stream. */
+  async streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
+    const heads = await Promise.all(
+      streamIds.map(async (id) => {
+        const [last] = await this.readStream(id, { direction: 'backwards', maxCount: 1 }).catch(() => []);
+        return last ? ([id, last.revision] as const) : null;
+      }),
+    );
+    return new Map(heads.filter((h) => h !== null));
+  }
+
   async close(): Promise<void> {
     this.notifier.notify();
     await this.client.dispose();

@@ -25,6 +25,7 @@ import { toRecordedEvent, type EventRow } from './event-row';
 import { runAppend } from './postgres-append';
 import {
   HEAD_POSITION_SQL,
+  STREAM_REVISIONS_SQL,
   READ_CHAIN_SQL,
   READ_STREAM_BACKWARDS_SQL,
   READ_STREAM_FORWARDS_SQL,
@@ -193,6 +194,16 @@ export class PostgresEventStore implements EventStore, GlobalFeed {
       text: HEAD_POSITION_SQL,
     });
     return rows[0] ? pgPosition(rows[0].tx, rows[0].global_position) : null;
+  }
+
+  async streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
+    if (streamIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ stream_id: string; version: bigint }>({
+      name: 'parley_es_stream_revisions',
+      text: STREAM_REVISIONS_SQL,
+      values: [streamIds],
+    });
+    return new Map(rows.map((r) => [r.stream_id, BigInt(r.version)]));
   }
 
   /** Ends live subscriptions. The pool belongs to whoever created it and stays open. */

@@ -75,3 +75,7 @@ order by transaction_id desc, global_position desc limit 1`;
 export const READ_CHAIN_SQL = `
 select ${EVENT_COLUMNS} from es_events e
 where e.stream_id = $1 and e.revision > $2 order by e.revision limit $3`;
+
+/** Live streams only: status 0 (not soft-deleted or tombstoned) with at least one event. */
+export const STREAM_REVISIONS_SQL =
+  'select stream_id, version from es_streams where stream_id = any($1) and status = 0 and version >= 0';
