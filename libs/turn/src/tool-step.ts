@@ -110,20 +110,7 @@ async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome
   const c = ctx.state;
   const triggered = repositoryOf(c, call.name);
   await write([
-    {
-      type: 'ToolCallCompleted',
-      data: {
-        turnNo: c.turn!.no,
-        sequence: nextSequence(c),
-        toolCallId: call.id,
-        name: call.name,
-        output: outcome.output,
-        truncated: outcome.truncated,
-        durationMs: outcome.durationMs,
-        ...(outcome.returnDirect ? { returnDirect: true } : {}),
-        ...(outcome.skipResponse ? { skipResponse: true } : {}),
-      },
-    },
+    completed(c, call, outcome),
     ...(triggered?.options.triggerOnce
       ? [
           {
@@ -217,17 +204,28 @@ async function disclose(ctx: TurnContext, call: TurnToolCall, def: ToolDefinitio
     .join('\n');
   await ctx.append([
     { type: 'SkillDisclosed', data: { turnNo: c.turn!.no, skillCode: skill.code, tools } },
-    {
-      type: 'ToolCallCompleted',
-      data: {
-        turnNo: c.turn!.no,
-        sequence: nextSequence(c),
-        toolCallId: call.id,
-        name: call.name,
-        output,
-        truncated: false,
-        durationMs: 0,
-      },
-    },
+    completed(c, call, { output, truncated: false, durationMs: 0 }),
   ]);
+}
+
+/** The ToolCallCompleted of `call`, its result the conversation's next message. */
+function completed(
+  c: ExistingConversation,
+  call: TurnToolCall,
+  result: { output: string; truncated: boolean; durationMs: number; returnDirect?: boolean; skipResponse?: boolean },
+): ConversationEvent {
+  return {
+    type: 'ToolCallCompleted',
+    data: {
+      turnNo: c.turn!.no,
+      sequence: nextSequence(c),
+      toolCallId: call.id,
+      name: call.name,
+      output: result.output,
+      truncated: result.truncated,
+      durationMs: result.durationMs,
+      ...(result.returnDirect ? { returnDirect: true } : {}),
+      ...(result.skipResponse ? { skipResponse: true } : {}),
+    },
+  };
 }
