@@ -18,7 +18,7 @@ export {
   runSubscription,
   type SubscriptionRunnerOptions,
 } from './subscription/subscription-runner';
-export { readCheckpoint, resetSubscription } from './subscription/checkpoints';
+export { readCheckpoint, resetSubscription, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrent/kurrent-event-store';
 export { EventStoreModule } from './event-store.module';

@@ -1,5 +1,5 @@
 import { DomainError } from '@parley/platform';
-import { comparePositions, maxPosition, parsePosition, type GlobalFeed } from '@parley/event-store';
+import { comparePositions, maxPosition, writeCheckpoint, type GlobalFeed } from '@parley/event-store';
 import type { ClientBase, Pool } from 'pg';
 import { applyProjections } from './apply-projections';
 import { projectedEvent, type ProjectedEvent } from './projected-event';
@@ -109,13 +109,7 @@ export async function rebuildProjections(
         await tx.query(`drop table ${table}`);
         await tx.query(`alter table ${shadowOf(table)} rename to ${table}`);
       }
-      const parsed = caught.position ? parsePosition(caught.position) : null;
-      const parts = parsed?.kind === 'pg' ? [String(parsed.tx), parsed.pos] : [null, null];
-      await tx.query(
-        `update es_checkpoints set position = $2, last_tx = $3::xid8, last_position = $4, updated_at = now()
-         where subscription_id = $1`,
-        [id, caught.position, ...parts],
-      );
+      await writeCheckpoint(tx, id, caught.position);
       return { position: caught.position, events: fresh };
     });
     return { events: bulk.events + tail.events, ms: performance.now() - started, position: tail.position };
