@@ -1,0 +1,141 @@
+import { loadConfig } from '@parley/config';
+import { ConversationRepository, ConversationSignals, type ConversationEvent } from '@parley/conversation';
+import { PostgresEventStore } from '@parley/event-store';
+import { createPgPool } from '@parley/platform';
+import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Pool } from 'pg';
+import { ChunkBuffer } from './chunk-buffer';
+import { TurnContext } from './turn-context';
+
+const call = { turnNo: 1, callNo: 1, attempt: 1 };
+const modelCallStarted: ConversationEvent = {
+  type: 'ModelCallStarted',
+  data: { ...call, model: 'sim-chat', provider: 'SIM' },
+};
+
+describe('ChunkBuffer', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('chunk_buffer');
+    pool = createPgPool({ url: db.url, max: 4 });
+    store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  /** A running turn's context on a fresh conversation, and how many appends the turn made. */
+  async function runningTurn() {
+    const id = randomUUID();
+    const repository = new ConversationRepository(store, new ConversationSignals(), loadConfig({}));
+    await repository.append(
+      id,
+      await repository.load(id),
+      [
+        {
+          type: 'ConversationStarted',
+          data: {
+            conversationId: id,
+            agentCode: 'HELPDESK',
+            actionCode: 'CHAT',
+            owner: 'client-a',
+            metadata: {},
+            snapshot: snapshotFixture(),
+          },
+        },
+        { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'hi', turnNo: 1, tokenCount: 1 } },
+        { type: 'TurnStarted', data: { turnNo: 1 } },
+      ],
+      { actor: 'client-a' },
+    );
+    const ctx = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
+    const appends = { count: 0 };
+    const append = ctx.append.bind(ctx);
+    ctx.append = (events) => {
+      appends.count++;
+      return append(events);
+    };
+    const stored = async () => (await store.readStream(`conversation-${id}`)).slice(3);
+    return { ctx, appends, stored };
+  }
+
+  const batches = (events: { type: string; data: unknown }[]) =>
+    events.filter((e) => e.type === 'ChunksReceived').map((e) => e.data as { text: string; count: number });
+
+  it('cuts batches at 32 deltas and hands a fast stream to the outcome without an append of its own', async () => {
+    const { ctx, appends, stored } = await runningTurn();
+    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    for (let i = 0; i < 80; i++) buffer.add('text', `t${i} `);
+
+    const events = buffer.drain();
+
+    expect(events.map((e) => e.type)).toEqual([
+      'ModelCallStarted',
+      'ChunksReceived',
+      'ChunksReceived',
+      'ChunksReceived',
+    ]);
+    expect(batches(events).map((b) => b.count)).toEqual([32, 32, 16]);
+    expect(
+      batches(events)
+        .map((b) => b.text)
+        .join(''),
+    ).toBe(Array.from({ length: 80 }, (_, i) => `t${i} `).join(''));
+    await sleep(80); // past every flush timer: nothing was due any more
+    expect(appends.count).toBe(0);
+    expect(await stored()).toEqual([]);
+  });
+
+  it('stores a closed batch within a few milliseconds, with the open one, in one append', async () => {
+    const { ctx, appends, stored } = await runningTurn();
+    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    for (let i = 0; i < 40; i++) buffer.add(i % 10 === 0 ? 'reasoning' : 'text', 'x');
+
+    await sleep(40); // well under the 50 ms of an open batch, well over the closed one's 5 ms
+
+    expect(appends.count).toBe(1);
+    const events = await stored();
+    expect(events.map((e) => e.type)).toEqual(['ModelCallStarted', 'ChunksReceived', 'ChunksReceived']);
+    expect(batches(events).map((b) => b.count)).toEqual([32, 8]);
+    expect(buffer.drain()).toEqual([]);
+  });
+
+  it('stores a slow stream ~50 ms after the first delta of each batch', async () => {
+    const { ctx, appends, stored } = await runningTurn();
+    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    buffer.add('text', 'Hel');
+    buffer.add('text', 'lo');
+    await sleep(15);
+    expect(appends.count).toBe(0);
+
+    await sleep(100);
+    expect(appends.count).toBe(1);
+    expect((await stored()).map((e) => e.type)).toEqual(['ModelCallStarted', 'ChunksReceived']);
+    buffer.add('text', ' there');
+    await sleep(100);
+    const events = await stored();
+    expect(batches(events).map((b) => b.text)).toEqual(['Hello', ' there']);
+    expect(events.filter((e) => e.type === 'ModelCallStarted')).toHaveLength(1);
+  });
+
+  it('keeps the start of a call that streamed nothing for its outcome, and drops an abandoned attempt', async () => {
+    const { ctx, appends } = await runningTurn();
+    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    await buffer.flush();
+    expect(appends.count).toBe(0);
+    expect(buffer.drain().map((e) => e.type)).toEqual(['ModelCallStarted']);
+
+    const retried = new ChunkBuffer(ctx, { ...call, attempt: 2 }, modelCallStarted);
+    retried.add('text', 'partial');
+    retried.discard();
+    await sleep(80);
+    expect(appends.count).toBe(0);
+    expect(retried.drain()).toEqual([]);
+  });
+});
