@@ -1,3 +1,6 @@
+import { ProviderCredentials } from '@parley/catalog';
+import { TIMER_QUEUE } from '@parley/conversation';
+import { JOB_QUEUE, type JobQueue } from '@parley/platform';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -34,6 +37,33 @@ describe('timers: question expiry and the stuck watchdog', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
+
+  it('stores no stuck watchdog for a turn that ends within a second', async () => {
+    parley.simulator.script([{ reply: { text: 'Quick.' } }]);
+    const timers = () => parley.app.get<JobQueue>(JOB_QUEUE).depth(TIMER_QUEUE);
+    const before = await timers();
+    const id = await start('CHAT');
+    const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hello' });
+    expect(res.body.status).toBe('CO');
+    expect(await timers()).toBe(before);
+  });
+
+  it('stores the watchdog at once when a run fails, so a turn whose every retry fails fast is still marked stuck', async () => {
+    parley.simulator.script([{ reply: { text: 'Never sent.' } }]);
+    const credentials = parley.app.get(ProviderCredentials) as { endpointFor: ProviderCredentials['endpointFor'] };
+    const endpointFor = credentials.endpointFor;
+    // The catalog cannot be read: every run of the turn throws at once and is retried.
+    credentials.endpointFor = () => Promise.reject(new Error('the catalog database is unreachable'));
+    try {
+      const id = await start('CHAT');
+      const sent = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hi', wait: false });
+      expect(sent.status).toBe(202);
+      await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000);
+      expect(parley.simulator.requests).toHaveLength(0);
+    } finally {
+      credentials.endpointFor = endpointFor;
+    }
+  });
 
   it('fails a conversation whose question is not answered in time with QUESTION_TIMEOUT', async () => {
     parley.simulator.script([

@@ -19,6 +19,14 @@ import { TurnContext, TurnPreempted } from './turn-context';
 import type { TurnDeps, TurnEnd } from './turn-ports';
 
 /**
+ * A run stores its turn's stuck watchdog once it has run this long, or at once when it fails and
+ * leaves the turn to a retry: most turns end sooner and never need one (two Redis commands and a
+ * wake-up of the timers worker saved per turn). A process that dies before then leaves the job to
+ * come back (a lease or a stalled job), and the run that takes it stores the watchdog.
+ */
+const WATCHDOG_AFTER_MS = 1_000;
+
+/**
  * Runs one turn job: folds the stream and works from the last recorded step (so a job that
  * runs again after a crash continues where the dead worker stopped), calling the model and
  * tools until the model stops, a limit is hit, or a human must answer.
@@ -68,6 +76,13 @@ export class TurnRunner {
     );
     const abort = new AbortController();
     const stopWatching = this.watch(ctx, abort);
+    const armWatchdog = () =>
+      this.deps.scheduler
+        .watchdog(job.conversationId, job.turnNo, job.revision)
+        .catch((err: unknown) =>
+          this.logger.warn(`stuck watchdog of ${job.conversationId} not stored: ${(err as Error).message}`),
+        );
+    const watchdog = setTimeout(() => void armWatchdog(), WATCHDOG_AFTER_MS);
     try {
       const end = await this.loop(ctx, abort.signal);
       if (end) await this.finish(ctx, end);
@@ -76,10 +91,13 @@ export class TurnRunner {
         this.logger.error(
           `turn ${job.turnNo} of ${job.conversationId} failed and will be retried: ${(err as Error).message}`,
         );
+        clearTimeout(watchdog);
+        await armWatchdog();
         throw err;
       }
       this.logger.log(`turn ${job.turnNo} of ${job.conversationId} stopped: the conversation changed under it`);
     } finally {
+      clearTimeout(watchdog);
       stopWatching();
       const state = ctx.state;
       if (state.status !== 'RU') await this.slots?.release(state.owner, state.id).catch(() => undefined);

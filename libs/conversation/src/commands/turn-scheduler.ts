@@ -6,8 +6,9 @@ import type { ConversationEvent } from '../domain/conversation.events';
 import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from '../turn-jobs';
 
 /**
- * The durable reactions to appended events: a started or resumed turn gets a turn job and a
- * stuck watchdog; a question gets its expiry timer. Job ids make re-scheduling harmless.
+ * The durable reactions to appended events: a started or resumed turn gets a turn job; a
+ * question gets its expiry timer. The turn's stuck watchdog is stored by the run that works on
+ * it (`watchdog`). Job ids make re-scheduling harmless.
  */
 @Injectable()
 export class TurnScheduler {
@@ -31,7 +32,6 @@ export class TurnScheduler {
             // A worker in this process starts the turn at once; the queue's copy is the fallback.
             { preferLocal: true },
           ),
-          this.watchdog(conversationId, turnNo, revision),
         );
       }
       if (event.type === 'QuestionAsked') {
@@ -50,7 +50,7 @@ export class TurnScheduler {
     await Promise.all(jobs);
   }
 
-  /** Looks at a running turn again after STUCK_AFTER_MS. */
+  /** Looks at a running turn again after STUCK_AFTER_MS; `revision` is its TurnStarted/TurnResumed's. */
   async watchdog(conversationId: string, turnNo: number, revision: string): Promise<void> {
     await this.jobs.enqueue<TimerJob>(
       TIMER_QUEUE,
