@@ -25,6 +25,9 @@ Client.prototype.query = function (this: Client, ...args: unknown[]) {
 const sendCommand = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
   countStatements.redis++;
+  const command = args[0] as unknown as { name: string; args: unknown[] };
+  const what = `redis ${command.name} ${command.name.startsWith('eval') ? String(command.args[2] ?? '').replace(/[0-9a-f-]{36}/g, '<id>') : ''}`;
+  countStatements.byText.set(what, (countStatements.byText.get(what) ?? 0) + 1);
   return sendCommand.apply(this, args);
 };
 
