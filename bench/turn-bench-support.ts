@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { fork } from 'node:child_process';
@@ -6,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { createScratchDatabase } from '../libs/testing/src';
+import type { ClientReply, ClientRequest } from './client-process';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -65,42 +65,35 @@ export function startSimulatorProcess(): Promise<SimulatorProcess> {
 /** A fresh, migrated database, dropped by `drop`. */
 export const createBenchDatabase = () => createScratchDatabase('bench_turn', ADMIN_URL);
 
-/**
- * The baseline: `requests` (one turn's model calls, in order) sent straight to the simulator
- * with the bare openai SDK, streamed to the end, from `concurrency` loops (each pausing for
- * `think` before a turn) until `count` turns are done. Returns each turn's milliseconds.
- */
-export async function replay(
-  baseURL: string,
-  requests: Record<string, unknown>[],
-  concurrency: number,
-  count: number,
-  think: () => Promise<void>,
-): Promise<number[]> {
-  const client = new OpenAI({ baseURL, apiKey: 'sk-bench', maxRetries: 0 });
-  const once = async () => {
-    for (const body of requests) {
-      const stream = await client.chat.completions.create({
-        ...(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
-        stream: true,
-      });
-      for await (const _chunk of stream);
-    }
-  };
-  for (let i = 0; i < concurrency; i++) await once();
-  const times: number[] = [];
-  let left = count;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) {
-        await think();
-        const started = performance.now();
-        await once();
-        times.push(performance.now() - started);
-      }
-    }),
-  );
-  return times;
+/** The load generator (bench/client-process.ts) in a child process; `ask` sends it one request. */
+export function startClientProcess(): Promise<{
+  /** `onMeasuring`: called when the client's warm-up is over and the measured turns begin. */
+  ask(request: ClientRequest, onMeasuring?: () => void): Promise<ClientReply>;
+  close(): void;
+}> {
+  const child = fork(join(__dirname, 'client-process.ts'), [], { execArgv: ['-r', './tools/register.js'] });
+  const waiting = new Map<number, { done(reply: ClientReply): void; onMeasuring?: () => void }>();
+  let next = 1;
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the client process exited (${code})`)));
+    child.on('message', (reply: ClientReply) => {
+      if (reply.id === 0)
+        return resolve({
+          ask: (request, onMeasuring) =>
+            new Promise((done, fail) => {
+              const id = next++;
+              waiting.set(id, { done: (r) => (r.error ? fail(new Error(r.error)) : done(r)), onMeasuring });
+              child.send({ id, ...request });
+            }),
+          close: () => child.disconnect(),
+        });
+      const asked = waiting.get(reply.id);
+      if (reply.measuring) return asked?.onMeasuring?.();
+      asked?.done(reply);
+      waiting.delete(reply.id);
+    });
+  });
 }
 
 export function percentiles(values: number[]): { p50: number; p95: number; p99: number } {
@@ -110,29 +103,29 @@ export function percentiles(values: number[]): { p50: number; p95: number; p99: 
 }
 
 /**
- * With BENCH_CPU_PROFILE=<dir>, records a V8 CPU profile of `run` alone (not the boot or the
- * baseline) into `<dir>/<name>.cpuprofile`, for Chrome DevTools or speedscope.
+ * With BENCH_CPU_PROFILE=<dir>, starts a V8 CPU profile (sampled every BENCH_PROFILE_INTERVAL_US,
+ * default 100 µs); the returned function stops it and writes `<dir>/<name>.cpuprofile`, for
+ * Chrome DevTools or speedscope. Without it, both do nothing.
  */
-export async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
+export function startProfile(name: string): () => Promise<void> {
   const dir = process.env.BENCH_CPU_PROFILE;
-  if (!dir) return run();
+  if (!dir) return async () => undefined;
   const session = new Session();
   session.connect();
-  const post = (method: string) =>
+  const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) =>
-      session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
     );
-  await post('Profiler.enable');
-  await new Promise((resolve) =>
-    session.post('Profiler.setSamplingInterval', { interval: 100 }, resolve as () => void),
-  );
-  await post('Profiler.start');
-  try {
-    return await run();
-  } finally {
+  const started = post('Profiler.enable')
+    .then(() =>
+      post('Profiler.setSamplingInterval', { interval: Number(process.env.BENCH_PROFILE_INTERVAL_US ?? 100) }),
+    )
+    .then(() => post('Profiler.start'));
+  return async () => {
+    await started;
     const { profile } = (await post('Profiler.stop')) as { profile: unknown };
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
-  }
+  };
 }

@@ -16,13 +16,12 @@ import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
 import { testCatalog } from '../test/support/test-catalog';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   countStatements,
   createBenchDatabase,
   percentiles,
-  profiled,
-  replay,
+  startProfile,
+  startClientProcess,
   startSimulatorProcess,
 } from './turn-bench-support';
 
@@ -45,6 +44,7 @@ const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '012
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
   const sim = await startSimulatorProcess();
+  let client: Awaited<ReturnType<typeof startClientProcess>> | undefined;
   const config = loadConfig({
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -60,72 +60,67 @@ async function main(): Promise<void> {
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     await app.get(CatalogService).apply(testCatalog(sim.url), { dryRun: false });
+    client = await startClientProcess();
     // Conversations are driven as a client service with an API key of its own, as in production.
     const { key } = await app.get(ApiKeysService).create({ subject: 'svc-bench', roles: ['client'] });
     const store = app.get<EventStore>(EVENT_STORE);
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${url}/api/v1${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { conversationId: string; status: string };
-      if (res.status >= 300 || (json.status && !['NS', 'CO'].includes(json.status)))
-        throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
     const rows: string[][] = [];
     for (const s of SCENARIOS) {
-      const lanes = Array.from({ length: s.concurrency }, () => [] as string[]);
-      for (const lane of lanes)
-        for (let i = 0; i < s.conversations; i++)
-          lane.push((await post('/conversations', { agentCode: 'HELPDESK', actionCode: s.action })).conversationId);
+      const lanes: string[][] = [];
+      for (let i = 0; i < s.concurrency; i++)
+        lanes.push((await client.ask({ kind: 'create', url, key, count: s.conversations, actionCode: s.action })).ids!);
       const all = lanes.flat();
-      // Warm-up: JIT, pooled connections, prepared statements, the catalog caches.
-      await Promise.all(all.map((id) => post(`/conversations/${id}/messages`, { content: s.content })));
       const eventsBefore = await countEvents(store, all);
       const firstRequest = await sim.requestCount();
-      const statementsBefore = countStatements.total;
-      const redisBefore = countStatements.redis;
-      countStatements.byText.clear();
-      const think = () => (s.paced ? sleep(1000 + Math.random() * 2000) : Promise.resolve());
-      const latencies: number[] = [];
-      const cpu = process.cpuUsage();
-      const wall = performance.now();
-      await profiled(`${s.kind}-${s.concurrency}`, () =>
-        Promise.all(
-          lanes.map(async (lane) => {
-            for (const id of lane)
-              for (let t = 0; t < (s.paced ? PACED_TURNS : TURNS); t++) {
-                await think();
-                const started = performance.now();
-                await post(`/conversations/${id}/messages`, { content: s.content });
-                latencies.push(performance.now() - started);
-              }
-          }),
-        ),
-      );
+      let statementsBefore = 0;
+      let redisBefore = 0;
+      let cpu = process.cpuUsage();
+      let wall = performance.now();
+      const turnsPerConversation = s.paced ? PACED_TURNS : TURNS;
+      // The client warms up (one turn per conversation), then tells us it measures.
+      let stopProfile = async () => undefined as void;
+      const latencies = (
+        await client.ask(
+          { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
+          () => {
+            statementsBefore = countStatements.total;
+            redisBefore = countStatements.redis;
+            countStatements.byText.clear();
+            cpu = process.cpuUsage();
+            wall = performance.now();
+            stopProfile = startProfile(`${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}`);
+          },
+        )
+      ).times!;
+      await stopProfile();
       const turns = latencies.length;
       const throughput = turns / ((performance.now() - wall) / 1000);
       const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
+      if (process.env.BENCH_SQL) process.stderr.write(`cpu ${JSON.stringify(process.cpuUsage(cpu))} turns ${turns}\n`);
       const statements = (countStatements.total - statementsBefore) / turns;
       const redis = (countStatements.redis - redisBefore) / turns;
       if (process.env.BENCH_SQL)
         for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
           process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
-      const events = ((await countEvents(store, all)) - eventsBefore) / turns;
+      const events = ((await countEvents(store, all)) - eventsBefore) / (turns + all.length);
       // One turn's model requests as Parley sent them (a turn halfway through a conversation).
       const perTurn = s.kind === 'tool' ? 2 : 1;
       const measured = await sim.requestsFrom(firstRequest);
       const sample = measured.slice(Math.floor(measured.length / 2 / perTurn) * perTurn).slice(0, perTurn);
-      const baseCpu = process.cpuUsage();
-      const baselineCount = Math.max(turns, 200);
-      const baseline = await replay(sim.url, sample, s.concurrency, s.paced ? turns : baselineCount, think);
-      const baseCpuPerTurn = cpuMs(process.cpuUsage(baseCpu)) / baselineCount;
-      const model = percentiles(baseline).p50;
+      const baselineCount = s.paced ? turns : Math.max(turns, 200);
+      const baseline = await client.ask({
+        kind: 'replay',
+        baseURL: sim.url,
+        requests: sample,
+        concurrency: s.concurrency,
+        count: baselineCount,
+        paced: s.paced,
+      });
+      const baseCpuPerTurn = baseline.cpuMs! / baselineCount;
+      const model = percentiles(baseline.times!).p50;
       const turn = percentiles(latencies);
       const added = percentiles(latencies.map((l) => l - model));
-      const base = percentiles(baseline);
+      const base = percentiles(baseline.times!);
       rows.push([
         `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}`,
         String(turns),
@@ -142,6 +137,7 @@ async function main(): Promise<void> {
     }
     printTable(rows);
   } finally {
+    client?.close();
     await app.close();
     sim.close();
     await db.drop();
