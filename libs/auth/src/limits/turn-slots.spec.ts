@@ -48,4 +48,13 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
     await new Promise((r) => setTimeout(r, 300));
     await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
   });
+
+  it('keeps working after Redis forgot its scripts (a restart, SCRIPT FLUSH)', async () => {
+    const s = slots(1);
+    await s.acquire('alice', 'c1');
+    if (redis) await redis.script('FLUSH');
+    await expect(s.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await s.release('alice', 'c1');
+    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+  });
 });

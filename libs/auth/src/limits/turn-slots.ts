@@ -24,6 +24,11 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
 
+/** The script as a command of the connection: sent by its SHA, loaded again if Redis lost it. */
+type SlotsRedis = Redis & {
+  parleyAcquireTurnSlot(key: string, member: string, max: number, ttlMs: number): Promise<number>;
+};
+
 /**
  * Caps the turns running at once for one subject (MAX_RUNNING_TURNS_PER_SUBJECT). The command
  * handler acquires a slot before it enqueues a turn; the worker releases it when the turn ends.
@@ -31,13 +36,18 @@ return 1
 export class TurnSlots {
   private readonly memory = new Map<string, Map<string, number>>();
 
-  constructor(private readonly options: TurnSlotsOptions) {}
+  constructor(private readonly options: TurnSlotsOptions) {
+    const { redis } = options;
+    if (redis && !('parleyAcquireTurnSlot' in redis))
+      redis.defineCommand('parleyAcquireTurnSlot', { numberOfKeys: 1, lua: ACQUIRE });
+  }
 
   /** RATE_LIMITED (429, Retry-After) when the subject already runs the maximum of turns. */
   async acquire(subject: string, conversationId: string): Promise<void> {
     const { redis, maxPerSubject, ttlMs } = this.options;
     const granted = redis
-      ? (await redis.eval(ACQUIRE, 1, this.key(subject), conversationId, maxPerSubject, ttlMs)) === 1
+      ? (await (redis as SlotsRedis).parleyAcquireTurnSlot(this.key(subject), conversationId, maxPerSubject, ttlMs)) ===
+        1
       : this.acquireInMemory(subject, conversationId);
     if (granted) return;
     throw new DomainError(
