@@ -1,10 +1,12 @@
 /**
  * Turn benchmark: what Parley adds to a turn on top of the model. The all-in-one server runs in
  * this process on a fresh database (Redis queue, unique prefix) against the simulator with zero
- * latency; beside it, the very requests Parley sent are replayed straight to the simulator with
- * the bare `openai` SDK at the same concurrency (the baseline). Run with `npm run bench:turn`;
- * results are recorded in bench/README.md. BENCH_ONLY=024 runs some scenarios (their indexes in
- * SCENARIOS_ALL); BENCH_CPU_PROFILE=<dir> writes a CPU profile of each measured phase.
+ * latency (a process of its own), driven over HTTP by a client process; from that client, the
+ * very requests Parley sent are replayed straight to the simulator with the bare `openai` SDK
+ * at the same concurrency (the baseline). Run with `npm run bench:turn`; results are recorded in
+ * bench/README.md. BENCH_ONLY=024 runs some scenarios (their indexes in SCENARIOS_ALL);
+ * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each measured phase; BENCH_SQL=1 lists the
+ * statements and Redis commands per turn and the server's user/system CPU.
  */
 import 'reflect-metadata';
 import { loadConfig } from '../libs/config/src';
@@ -96,7 +98,12 @@ async function main(): Promise<void> {
       const turns = latencies.length;
       const throughput = turns / ((performance.now() - wall) / 1000);
       const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
-      if (process.env.BENCH_SQL) process.stderr.write(`cpu ${JSON.stringify(process.cpuUsage(cpu))} turns ${turns}\n`);
+      if (process.env.BENCH_SQL) {
+        const { user, system } = process.cpuUsage(cpu);
+        process.stderr.write(
+          `CPU ms/turn: user ${(user / 1000 / turns).toFixed(2)}, system ${(system / 1000 / turns).toFixed(2)}\n`,
+        );
+      }
       const statements = (countStatements.total - statementsBefore) / turns;
       const redis = (countStatements.redis - redisBefore) / turns;
       if (process.env.BENCH_SQL)
