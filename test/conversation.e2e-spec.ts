@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@parley/event-store';
-import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { EVENT_STORE, parsePosition, type EventStore } from '@parley/event-store';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 
 describe('a conversation end to end over HTTP (simulator as the model)', () => {
@@ -98,6 +98,10 @@ describe('tools, questions and approvals in a turn', () => {
       'ToolCallCompleted',
       'ModelCallStarted',
     ]);
+    // Two appends for the whole turn: the command's, and one with the reply that asked for the
+    // (idempotent) tool, the tool's call and result, and the answer (a position's xid is its append).
+    const turn = (await store.readStream(`conversation-${id}`)).slice(1);
+    expect(new Set(turn.map((e) => (parsePosition(e.position) as { tx: bigint }).tx)).size).toBe(2);
     const [completed] = await dataOf(id, 'ToolCallCompleted');
     expect(JSON.parse(completed.output)).toMatchObject({ orderId: 'A-1001' });
     expect(completed.durationMs).toEqual(expect.any(Number));

@@ -14,7 +14,8 @@ const logger = new Logger('ModelCall');
 /**
  * One model call of a turn: budgets checked, the request built from the snapshot and memory,
  * streamed with each attempt recorded (ModelCallStarted, ChunksReceived batches, ModelCallFailed,
- * ModelCallRetryScheduled) and the reply recorded with its usage and cost.
+ * ModelCallRetryScheduled) and the reply recorded with its usage and cost: stored at once when it
+ * ends the turn, staged for the next append when it asks for tools.
  * Returns a TurnEnd when the turn is over, or null when tool calls follow.
  */
 export async function modelStep(
@@ -169,8 +170,15 @@ export async function modelStep(
       },
     });
   }
-  await ctx.append(recorded);
-  return result.toolCalls.length === 0 ? { kind: 'completed' } : null;
+  if (result.toolCalls.length === 0) {
+    await ctx.append(recorded);
+    return { kind: 'completed' };
+  }
+  // A reply that asks for tools is stored with the turn's next append: before a one-shot tool
+  // runs, with a question or an approval request, or with the next model call after idempotent
+  // tools. A crash before then only means the call is made again, as for an unfinished call.
+  ctx.stage(recorded);
+  return null;
 }
 
 /** The completion cap of this call: the configured max tokens, within what the turn's completion budget has left. */
