@@ -26,7 +26,14 @@ describe('one trace across HTTP, the command, the worker, the model and the tool
     const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'order T-1?' });
     expect(res.body.reply).toBe('Shipped.');
     const traceId = res.headers.get('x-trace-id');
-    const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    const ofTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    // The reply leaves when the turn's last event is stored; the turn's span ends a moment later,
+    // once the worker has released the turn's slot and its job.
+    for (const deadline = Date.now() + 5000; !ofTrace().some((s) => s.name === 'parley.turn'); ) {
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const spans = ofTrace();
     const byName = (name: string) => spans.filter((s) => s.name === name);
     const parentOf = (s: ReadableSpan) => spans.find((p) => p.spanContext().spanId === s.parentSpanContext?.spanId);
 
