@@ -29,7 +29,7 @@ describe('one trace across HTTP, the command, the worker, the model and the tool
     const ofTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
     // The reply leaves when the turn's last event is stored; the turn's span ends a moment later,
     // once the worker has released the turn's slot and its job.
-    for (const deadline = Date.now() + 5000; !ofTrace().some((s) => s.name === 'parley.turn'); ) {
+    for (const deadline = Date.now() + 5000; !ofTrace().some((s) => s.name === 'parley.turn');) {
       if (Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 10));
     }
