@@ -17,6 +17,9 @@ interface LocalHandler {
   concurrency: number;
   /** Job ids running here outside the BullMQ worker, with their completion. */
   running: Map<string, Promise<void>>;
+  /** Jobs the BullMQ worker of this handler is running. */
+  fetched: number;
+  worker?: Worker;
 }
 
 /**
@@ -26,8 +29,10 @@ interface LocalHandler {
  * once (no round trip through Redis to a worker), and stored as a delayed job whose delay is a
  * lease: renewed every half lock while the job runs, removed when it succeeds, promoted to the
  * waiting jobs (retried as usual) when it fails. If this process dies, the lease runs out and any
- * worker takes the job, as it would a stalled one. Up to the handler's concurrency run started
- * here, beside those the BullMQ worker of the same handler fetches.
+ * worker takes the job, as it would a stalled one. Jobs started here and jobs the handler's
+ * BullMQ worker fetches share the handler's concurrency: one starts here only while the two
+ * together are under it, and the worker fetches only up to what the ones started here leave
+ * (at least one, so the queue never stalls behind them).
  */
 export class BullMqJobQueue implements JobQueue {
   private readonly queues = new Map<string, Queue>();
@@ -44,7 +49,7 @@ export class BullMqJobQueue implements JobQueue {
     const here = options.preferLocal ? this.local.get(queue) : undefined;
     const id = safeId(jobId);
     if (here?.running.has(id)) return;
-    if (here && here.running.size < here.concurrency && !options.delayMs) {
+    if (here && here.running.size + here.fetched < here.concurrency && !options.delayMs) {
       const stored = this.add(queue, id, data, this.lockMs);
       this.runHere(here, id, data, stored);
       await stored;
@@ -85,22 +90,38 @@ export class BullMqJobQueue implements JobQueue {
       .finally(() => {
         clearInterval(renew);
         here.running.delete(id);
+        this.shareConcurrency(here);
       });
     here.running.set(id, run);
+    this.shareConcurrency(here);
+  }
+
+  /** The worker fetches only what the jobs started here leave of the handler's concurrency. */
+  private shareConcurrency(here: LocalHandler): void {
+    if (here.worker) here.worker.concurrency = Math.max(1, here.concurrency - here.running.size);
   }
 
   async process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void> {
-    this.local.set(queue, {
+    const here: LocalHandler = {
       handler: handler as JobHandler<unknown>,
       concurrency: options.concurrency,
       running: new Map(),
-    });
+      fetched: 0,
+    };
+    this.local.set(queue, here);
     // BullMQ never closes a connection it was given: close() quits these.
     const connection = this.connection.duplicate({ maxRetriesPerRequest: null });
     this.workerConnections.push(connection);
     const worker = new Worker<T>(
       queue,
-      (job) => handler(job.data, { id: job.id ?? '', attempt: job.attemptsMade + 1 }),
+      async (job) => {
+        here.fetched++;
+        try {
+          await handler(job.data, { id: job.id ?? '', attempt: job.attemptsMade + 1 });
+        } finally {
+          here.fetched--;
+        }
+      },
       {
         connection,
         prefix: this.options.prefix,
@@ -111,6 +132,7 @@ export class BullMqJobQueue implements JobQueue {
       },
     );
     worker.on('error', () => undefined);
+    here.worker = worker;
     this.workers.push(worker);
     await worker.waitUntilReady();
   }

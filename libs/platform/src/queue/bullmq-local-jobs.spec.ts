@@ -152,4 +152,49 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     release();
     await Promise.all([here.close(), there.close(), busy.close()]);
   });
+
+  it('shares one concurrency between the jobs started here and the jobs its worker fetches', async () => {
+    const here = open();
+    let running = 0;
+    let most = 0;
+    const ran: string[] = [];
+    const releases: (() => void)[] = [];
+    await here.process(
+      'turns',
+      async (_d, job) => {
+        ran.push(job.id);
+        most = Math.max(most, ++running);
+        await new Promise<void>((r) => releases.push(r));
+        running--;
+      },
+      { concurrency: 3 },
+    );
+    const releaseAll = async () => {
+      while (ran.length < 7 || running > 0) {
+        releases.splice(0).forEach((release) => release());
+        await sleep(20);
+      }
+    };
+    try {
+      // Three started here fill the handler; the queued ones wait for the worker's one slot.
+      for (const n of [1, 2, 3]) await here.enqueue('turns', `turn:e:${n}`, {}, { preferLocal: true });
+      for (const n of [4, 5, 6]) await here.enqueue('turns', `turn:e:${n}`, {});
+      await until(() => ran.length === 4);
+      await sleep(LOCK_MS);
+      expect(ran).toHaveLength(4);
+      expect(most).toBe(4);
+      // A job that finds the handler full is queued, not started here beside the worker's.
+      await here.enqueue('turns', 'turn:e:7', {}, { preferLocal: true });
+      expect(ran).toHaveLength(4);
+
+      await releaseAll();
+      expect(new Set(ran)).toEqual(new Set([1, 2, 3, 4, 5, 6, 7].map((n) => `turn.e.${n}`)));
+      expect(most).toBeLessThanOrEqual(4);
+    } finally {
+      await until(() => ran.length >= 6).catch(() => undefined);
+      await here.enqueue('turns', 'turn:e:7', {}, { preferLocal: true });
+      await releaseAll();
+      await here.close();
+    }
+  });
 });
