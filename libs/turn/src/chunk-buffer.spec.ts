@@ -1,13 +1,8 @@
-import { loadConfig } from '@parley/config';
-import { ConversationRepository, ConversationSignals, type ConversationEvent } from '@parley/conversation';
-import { PostgresEventStore } from '@parley/event-store';
-import { createPgPool } from '@parley/platform';
-import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
-import { randomUUID } from 'node:crypto';
+import type { ConversationEvent } from '@parley/conversation';
+import type { PostgresEventStore } from '@parley/event-store';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Pool } from 'pg';
 import { ChunkBuffer } from './chunk-buffer';
-import { TurnContext } from './turn-context';
+import { openTurnStore, startTurn } from './turn.test-kit';
 
 const call = { turnNo: 1, callNo: 1, attempt: 1 };
 const modelCallStarted: ConversationEvent = {
@@ -16,45 +11,17 @@ const modelCallStarted: ConversationEvent = {
 };
 
 describe('ChunkBuffer', () => {
-  let db: TestDatabase;
-  let pool: Pool;
   let store: PostgresEventStore;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    db = await createTestDatabase('chunk_buffer');
-    pool = createPgPool({ url: db.url, max: 4 });
-    store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+    ({ store, close } = await openTurnStore('chunk_buffer'));
   });
-  afterAll(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  afterAll(() => close());
 
   /** A running turn's context on a fresh conversation, and how many appends the turn made. */
   async function runningTurn() {
-    const id = randomUUID();
-    const repository = new ConversationRepository(store, new ConversationSignals(), loadConfig({}));
-    await repository.append(
-      id,
-      await repository.load(id),
-      [
-        {
-          type: 'ConversationStarted',
-          data: {
-            conversationId: id,
-            agentCode: 'HELPDESK',
-            actionCode: 'CHAT',
-            owner: 'client-a',
-            metadata: {},
-            snapshot: snapshotFixture(),
-          },
-        },
-        { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'hi', turnNo: 1, tokenCount: 1 } },
-        { type: 'TurnStarted', data: { turnNo: 1 } },
-      ],
-      { actor: 'client-a' },
-    );
-    const ctx = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
+    const { id, ctx } = await startTurn(store);
     const appends = { count: 0 };
     const append = ctx.append.bind(ctx);
     ctx.append = (events) => {

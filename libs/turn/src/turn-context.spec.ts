@@ -1,49 +1,20 @@
-import { loadConfig } from '@parley/config';
-import { ConversationRepository, ConversationSignals, type ConversationEvent } from '@parley/conversation';
-import { PostgresEventStore } from '@parley/event-store';
-import { createPgPool } from '@parley/platform';
-import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
-import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
+import type { PostgresEventStore } from '@parley/event-store';
 import { TurnContext, TurnPreempted } from './turn-context';
+import { openTurnStore, startTurn } from './turn.test-kit';
 
-const started = (id: string): ConversationEvent[] => [
-  {
-    type: 'ConversationStarted',
-    data: {
-      conversationId: id,
-      agentCode: 'HELPDESK',
-      actionCode: 'CHAT',
-      owner: 'client-a',
-      metadata: {},
-      snapshot: snapshotFixture(),
-    },
-  },
-  { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'hi', turnNo: 1, tokenCount: 1 } },
-  { type: 'TurnStarted', data: { turnNo: 1 } },
-];
 const call = { turnNo: 1, callNo: 1, attempt: 1 };
 
 describe('TurnContext', () => {
-  let db: TestDatabase;
-  let pool: Pool;
   let store: PostgresEventStore;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    db = await createTestDatabase('turn_context');
-    pool = createPgPool({ url: db.url, max: 4 });
-    store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+    ({ store, close } = await openTurnStore('turn_context'));
   });
-  afterAll(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  afterAll(() => close());
 
   it('refuses every append queued behind one that found the stream moved, so nothing lands on the new state', async () => {
-    const id = randomUUID();
-    const repository = new ConversationRepository(store, new ConversationSignals(), loadConfig({}));
-    await repository.append(id, await repository.load(id), started(id), { actor: 'client-a' });
-    const ctx = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
+    const { id, repository, ctx } = await startTurn(store);
     // Another worker finishes the same turn first.
     const other = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
     await other.append([
@@ -68,10 +39,7 @@ describe('TurnContext', () => {
   });
 
   it('folds staged events into its state at once and stores them, in order, with the next append', async () => {
-    const id = randomUUID();
-    const repository = new ConversationRepository(store, new ConversationSignals(), loadConfig({}));
-    await repository.append(id, await repository.load(id), started(id), { actor: 'client-a' });
-    const ctx = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
+    const { id, ctx } = await startTurn(store);
     const toolCall = { id: 'call-1', name: 'ORDER_STATUS', arguments: '{}' };
     await ctx.append([
       {
