@@ -3,7 +3,7 @@ import { CatalogService } from '@parley/catalog';
 import { type Config, loadConfig } from '@parley/config';
 import { EVENT_STORE, type EventStore, type RecordedEvent } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
-import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import { createTestDatabase, startSimulator, type Simulator, type TestDatabase, until } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { TurnRunner } from '@parley/turn';
 import { Queue } from 'bullmq';
@@ -107,13 +107,6 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   const events = (id: string): Promise<RecordedEvent[]> => store.readStream(`conversation-${id}`);
-  const until = async (check: () => Promise<boolean>, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
 
   it('SIGKILLs the worker while the model streams; another worker finishes the turn from the events', async () => {
     const text = 'This answer streams slowly so that the worker dies in the middle of it and another one takes over.';
@@ -123,14 +116,14 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
     expect((await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false })).status).toBe(202);
 
-    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000);
+    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000, 50);
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
     const atDeath = (await events(id)).map((e) => e.type);
     expect(atDeath).not.toContain('ModelCallCompleted');
 
     await startWorker();
-    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000, 50);
     const all = await events(id);
     const replies = all.filter((e) => e.type === 'MessageRecorded' && (e.data as any).role === 'AS');
     expect(replies.map((e) => (e.data as any).content)).toEqual([text]);
@@ -152,7 +145,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     expect(
       (await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false }, viaChild)).status,
     ).toBe(202);
-    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000);
+    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000, 50);
     // Started where the command ran: the queue holds the job back as a delayed lease, no worker has it.
     const turnStarted = (await events(id)).find((e) => e.type === 'TurnStarted')!;
     const jobs = new Queue('turns', { connection: { url: env.REDIS_URL }, prefix: env.PARLEY_PREFIX });
@@ -166,7 +159,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     expect((await events(id)).map((e) => e.type)).not.toContain('ModelCallCompleted');
 
     await startWorker();
-    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+    await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000, 50);
     const all = await events(id);
     expect(
       all
@@ -193,12 +186,12 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
       const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'SLOW' })).body
         .conversationId;
       await post(`/api/v1/conversations/${id}/messages`, { content: 'go', wait: false });
-      await until(async () => toolCalls.get(`/${tool}`) === 1, 15_000);
+      await until(async () => toolCalls.get(`/${tool}`) === 1, 15_000, 50);
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
 
       await startWorker();
-      await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000);
+      await until(async () => (await events(id)).some((e) => e.type === 'ConversationCompleted'), 30_000, 50);
       const all = await events(id);
       expect(toolCalls.get(`/${tool}`)).toBe(runs);
       const outcome = all.find((e) => e.type === 'ToolCallCompleted' || e.type === 'ToolCallFailed')!;

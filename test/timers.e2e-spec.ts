@@ -1,6 +1,7 @@
 import { ProviderCredentials } from '@parley/catalog';
 import { TIMER_QUEUE } from '@parley/conversation';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
+import { until } from '@parley/testing';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -30,13 +31,6 @@ describe('timers: question expiry and the stuck watchdog', () => {
     }[];
     return events;
   };
-  const until = async (check: () => Promise<boolean>, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
 
   it('stores no stuck watchdog for a turn that ends within a second', async () => {
     parley.simulator.script([{ reply: { text: 'Quick.' } }]);
@@ -58,7 +52,7 @@ describe('timers: question expiry and the stuck watchdog', () => {
       const id = await start('CHAT');
       const sent = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hi', wait: false });
       expect(sent.status).toBe(202);
-      await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000);
+      await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000, 100);
       expect(parley.simulator.requests).toHaveLength(0);
     } finally {
       credentials.endpointFor = endpointFor;
@@ -76,7 +70,7 @@ describe('timers: question expiry and the stuck watchdog', () => {
     const id = await start('ANSWER');
     const asked = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'help' });
     expect(asked.body.status).toBe('WA');
-    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationFailed'), 8000);
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationFailed'), 8000, 100);
     const failed = (await statusOf(id)).find((e) => e.type === 'ConversationFailed')!;
     expect(failed.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
     const late = await parley.call('POST', `/api/v1/conversations/${id}/answers`, { answers: { k: 'this' } });
@@ -87,12 +81,12 @@ describe('timers: question expiry and the stuck watchdog', () => {
     parley.simulator.script([{ times: 1, reply: { hang: true } }, { reply: { text: 'Recovered.' } }]);
     const id = await start('CHAT');
     await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hello', wait: false });
-    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000);
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationStuck'), 8000, 100);
     const busy = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'still there?' });
     expect(busy.body.error.code).toBe('CONVERSATION_PAUSED');
     const recovered = await parley.call('POST', `/api/v1/conversations/${id}/recover`, {});
     expect([200, 202]).toContain(recovered.status);
-    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationCompleted'), 8000);
+    await until(async () => (await statusOf(id)).some((e) => e.type === 'ConversationCompleted'), 8000, 100);
     const types = (await statusOf(id)).map((e) => e.type);
     expect(types.indexOf('TurnResumed')).toBeGreaterThan(types.indexOf('ConversationStuck'));
   });

@@ -1,3 +1,4 @@
+import { until } from '@parley/testing';
 import { Queue } from 'bullmq';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -8,14 +9,6 @@ import { BullMqJobQueue } from './bullmq-job-queue';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const LOCK_MS = 600;
-
-const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 8000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-};
 
 /**
  * `preferLocal` on BullMQ: two queue instances on one prefix stand for two processes; `here`
@@ -67,7 +60,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     await sleep(LOCK_MS * 2.5);
     expect(ranThere).toEqual([]);
     finish();
-    await until(async () => (await stateOf('turn.a.1')) === 'gone');
+    await until(async () => (await stateOf('turn.a.1')) === 'gone', 8000, 20);
     await sleep(LOCK_MS);
     expect(ranThere).toEqual([]);
     await Promise.all([here.close(), there.close()]);
@@ -89,7 +82,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
 
     await here.enqueue('turns', 'turn:b:1', {}, { preferLocal: true });
 
-    await until(() => attempts.length >= 2);
+    await until(() => attempts.length >= 2, 8000, 20);
     expect(attempts[0]).toBe('here');
     expect(attempts).toContain('there:1');
     await Promise.all([here.close(), there.close()]);
@@ -119,7 +112,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     const ranThere: string[] = [];
     await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
 
-    await until(() => ranThere.length === 1, LOCK_MS * 20);
+    await until(() => ranThere.length === 1, LOCK_MS * 20, 20);
     expect(ranThere).toEqual(['turn.c.1']);
     await there.close();
   });
@@ -130,7 +123,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     const ranThere: string[] = [];
     await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
     await here.enqueue('turns', 'turn:d:1', {}, { preferLocal: true });
-    await until(() => ranThere.length === 1);
+    await until(() => ranThere.length === 1, 8000, 20);
 
     const busy = open();
     const ranBusy: string[] = [];
@@ -148,7 +141,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     // d.2 holds the one local slot, so d.3 went to the queue like any job, for whichever worker.
     expect(ranBusy).toEqual(['turn.d.2']);
     expect(await stateOf('turn.d.2')).toBe('delayed');
-    await until(() => ranThere.includes('turn.d.3') || ranBusy.includes('turn.d.3'));
+    await until(() => ranThere.includes('turn.d.3') || ranBusy.includes('turn.d.3'), 8000, 20);
     release();
     await Promise.all([here.close(), there.close(), busy.close()]);
   });
@@ -179,7 +172,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
       // Three started here fill the handler; the queued ones wait for the worker's one slot.
       for (const n of [1, 2, 3]) await here.enqueue('turns', `turn:e:${n}`, {}, { preferLocal: true });
       for (const n of [4, 5, 6]) await here.enqueue('turns', `turn:e:${n}`, {});
-      await until(() => ran.length === 4);
+      await until(() => ran.length === 4, 8000, 20);
       await sleep(LOCK_MS);
       expect(ran).toHaveLength(4);
       expect(most).toBe(4);
@@ -191,7 +184,7 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
       expect(new Set(ran)).toEqual(new Set([1, 2, 3, 4, 5, 6, 7].map((n) => `turn.e.${n}`)));
       expect(most).toBeLessThanOrEqual(4);
     } finally {
-      await until(() => ran.length >= 6).catch(() => undefined);
+      await until(() => ran.length >= 6, 8000, 20).catch(() => undefined);
       await here.enqueue('turns', 'turn:e:7', {}, { preferLocal: true });
       await releaseAll();
       await here.close();

@@ -1,16 +1,9 @@
 import { loadConfig } from '@parley/config';
+import { until } from '@parley/testing';
 import { randomBytes } from 'node:crypto';
 import { InProcessJobQueue } from './in-process-job-queue';
 import type { JobQueue } from './job-queue.port';
 import { createJobQueue } from './queue.module';
-
-const until = async (check: () => boolean, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 describe.each([
   ['in-process', () => new InProcessJobQueue()],
@@ -30,7 +23,7 @@ describe.each([
     const seen: unknown[] = [];
     await queue.process<{ n: number }>('turns', async (data) => void seen.push(data.n), { concurrency: 2 });
     await queue.enqueue('turns', 'turn:a:1', { n: 1 });
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, 5000, 20);
     expect(seen).toEqual([1]);
   });
 
@@ -39,7 +32,7 @@ describe.each([
     await queue.enqueue('turns', 'turn:b:1', { n: 1 }, { delayMs: 200 });
     await queue.enqueue('turns', 'turn:b:1', { n: 2 }, { delayMs: 200 });
     await queue.process<{ n: number }>('turns', async (_d, job) => void seen.push(job.id), { concurrency: 2 });
-    await until(() => seen.length >= 1);
+    await until(() => seen.length >= 1, 5000, 20);
     await new Promise((r) => setTimeout(r, 400));
     expect(seen).toHaveLength(1);
   });
@@ -49,7 +42,7 @@ describe.each([
     await queue.process('timers', async () => void ranAt.push(Date.now()), { concurrency: 1 });
     const enqueuedAt = Date.now();
     await queue.enqueue('timers', 'expire:c:1', {}, { delayMs: 300 });
-    await until(() => ranAt.length === 1);
+    await until(() => ranAt.length === 1, 5000, 20);
     expect(ranAt[0] - enqueuedAt).toBeGreaterThanOrEqual(280);
   });
 
@@ -64,7 +57,7 @@ describe.each([
       { concurrency: 1 },
     );
     await queue.enqueue('turns', 'turn:d:1', {});
-    await until(() => attempts.length === 2);
+    await until(() => attempts.length === 2, 5000, 20);
     expect(attempts).toEqual([1, 2]);
   });
 });
