@@ -7,7 +7,7 @@ import { countPromptTokens } from '@parley/prompt';
 import { buildMessages } from './build-messages';
 import { ChunkBuffer } from './chunk-buffer';
 import type { TurnContext } from './turn-context';
-import type { TurnDeps, TurnEnd } from './turn-ports';
+import { overTime, type TurnDeps, type TurnEnd } from './turn-ports';
 
 const logger = new Logger('ModelCall');
 
@@ -116,11 +116,7 @@ export async function modelStep(
   } catch (err) {
     if (signal.aborted || !(err instanceof LlmError)) throw err;
     if (Date.now() >= deadline) {
-      return {
-        kind: 'failed',
-        code: 'LLM_LIMIT_EXCEEDED',
-        message: `The turn ran past its time budget of ${limits.turnTimeoutMs} ms.`,
-      };
+      return overTime(limits.turnTimeoutMs);
     }
     return { kind: 'failed', code: 'LLM_RUNTIME_ERROR', message: `The model call failed: ${err.message}` };
   }

@@ -4,8 +4,8 @@ import {
   type ConversationEvent,
   type ConversationRepository,
   type ConversationState,
-  evolve,
   type ExistingConversation,
+  fold,
 } from '@parley/conversation';
 import { WrongExpectedVersion } from '@parley/event-store';
 
@@ -60,9 +60,17 @@ export class TurnContext {
    * A turn that stops without another append (killed, preempted) drops them.
    */
   stage(events: ConversationEvent[]): void {
-    const metadata = { actor: 'worker', correlationId: this.correlationId, occurredAt: new Date().toISOString() };
-    for (const event of events) this.view = evolve(this.view, { ...event, metadata } as ConversationEnvelope);
+    this.view = this.foldStaged(this.view, events);
     this.staged.push(...events);
+  }
+
+  /** Folds events not stored yet into `state`, with the metadata their append will give them. */
+  private foldStaged(state: ConversationState, events: readonly ConversationEvent[]): ConversationState {
+    const metadata = { actor: 'worker', correlationId: this.correlationId, occurredAt: new Date().toISOString() };
+    return fold(
+      events.map((event) => ({ ...event, metadata }) as ConversationEnvelope),
+      state,
+    );
   }
 
   private async appendNow(events: ConversationEvent[]): Promise<Appended> {
@@ -76,11 +84,7 @@ export class TurnContext {
         correlationId: this.correlationId,
       });
       this.loaded = appended;
-      this.view = this.staged.reduce(
-        (state, event) =>
-          evolve(state, { ...event, metadata: { occurredAt: new Date().toISOString() } } as ConversationEnvelope),
-        appended.state,
-      );
+      this.view = this.foldStaged(appended.state, this.staged);
       return appended;
     } catch (err) {
       if (err instanceof WrongExpectedVersion) {

@@ -27,3 +27,10 @@ export type TurnEnd =
       code: 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
       message: string;
     };
+
+/** The end of a turn that ran past its time budget. */
+export const overTime = (turnTimeoutMs: number): TurnEnd => ({
+  kind: 'failed',
+  code: 'LLM_LIMIT_EXCEEDED',
+  message: `The turn ran past its time budget of ${turnTimeoutMs} ms.`,
+});

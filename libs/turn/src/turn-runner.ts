@@ -16,7 +16,7 @@ import { modelStep } from './model-step';
 import { toolStep, unresolvedCalls } from './tool-step';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { TurnContext, TurnPreempted } from './turn-context';
-import type { TurnDeps, TurnEnd } from './turn-ports';
+import { overTime, type TurnDeps, type TurnEnd } from './turn-ports';
 
 /**
  * A run stores its turn's stuck watchdog once it has run this long, or at once when it fails and
@@ -76,12 +76,13 @@ export class TurnRunner {
     );
     const abort = new AbortController();
     const stopWatching = this.watch(ctx, abort);
+    let armed: Promise<void> | null = null;
     const armWatchdog = () =>
-      this.deps.scheduler
+      (armed ??= this.deps.scheduler
         .watchdog(job.conversationId, job.turnNo, job.revision)
         .catch((err: unknown) =>
           this.logger.warn(`stuck watchdog of ${job.conversationId} not stored: ${(err as Error).message}`),
-        );
+        ));
     const watchdog = setTimeout(() => void armWatchdog(), WATCHDOG_AFTER_MS);
     try {
       const end = await this.loop(ctx, abort.signal);
@@ -91,7 +92,6 @@ export class TurnRunner {
         this.logger.error(
           `turn ${job.turnNo} of ${job.conversationId} failed and will be retried: ${(err as Error).message}`,
         );
-        clearTimeout(watchdog);
         await armWatchdog();
         throw err;
       }
@@ -110,11 +110,7 @@ export class TurnRunner {
       const c = ctx.state;
       if (c.status !== 'RU' || signal.aborted) return null;
       const turn = c.turn!;
-      if (Date.now() > deadline)
-        return failed(
-          'LLM_LIMIT_EXCEEDED',
-          `The turn ran past its time budget of ${c.snapshot.limits.turnTimeoutMs} ms.`,
-        );
+      if (Date.now() > deadline) return overTime(c.snapshot.limits.turnTimeoutMs);
       if (turn.consecutiveToolFailures >= 2) return failed('TOOL_ERRORS', 'Two tool calls in a row failed.');
       if (unresolvedCalls(c).length > 0) {
         if ((await toolStep(ctx, this.deps, signal)) === 'wait') return null;

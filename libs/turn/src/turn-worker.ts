@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { TIMER_QUEUE, TURN_QUEUE, type TimerJob, type TurnJob } from '@parley/conversation';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
-import { newTraceId, runWithContext, withSpan, withTraceCarrier } from '@parley/observability';
+import { activeTraceId, newTraceId, runWithContext, withSpan, withTraceCarrier } from '@parley/observability';
 import { TimerRunner } from './timer-runner';
 import { TurnRunner } from './turn-runner';
 
@@ -19,17 +19,12 @@ export class TurnWorker implements OnApplicationBootstrap {
       TURN_QUEUE,
       (job) =>
         withTraceCarrier(job.trace, () =>
-          withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, (span) =>
-            runWithContext({ traceId: activeId(span) ?? newTraceId() }, () => this.turns.run(job)),
+          withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, () =>
+            runWithContext({ traceId: activeTraceId() ?? newTraceId() }, () => this.turns.run(job)),
           ),
         ),
       { concurrency: 64 },
     );
     await this.jobs.process<TimerJob>(TIMER_QUEUE, (job) => this.timers.run(job), { concurrency: 8 });
   }
-}
-
-/** The span's trace id for the logs, when tracing records it. */
-function activeId(span: { spanContext(): { traceId: string }; isRecording(): boolean }): string | undefined {
-  return span.isRecording() ? span.spanContext().traceId : undefined;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { evolve } from '../domain/conversation.evolve';
 import type { ConversationState } from '../domain/conversation.state';
 import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
-import { ConversationRepository, toEnvelope } from '../repository/conversation.repository';
+import { type Appended, ConversationRepository, toEnvelope } from '../repository/conversation.repository';
 
 export interface Waited {
   state: ConversationState;
@@ -12,11 +12,7 @@ export interface Waited {
 }
 
 /** Where the command that started (or resumed) the turn left the conversation. */
-export interface WaitFrom {
-  state: ConversationState;
-  revision: bigint;
-  position: string;
-}
+export type WaitFrom = Appended;
 
 /**
  * Listens to one conversation from the moment it is created; `until` waits (`readNow`: look at
@@ -73,6 +69,7 @@ export class TurnWaiter {
         newest = null;
         if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
         else if (polled) {
+          const before = revision;
           for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
             state = evolve(state, toEnvelope(event));
             revision = event.revision;
@@ -81,7 +78,7 @@ export class TurnWaiter {
             if (state.status !== 'RU') break;
           }
           // What a worker elsewhere wrote, folded: the next command here starts from it.
-          this.repository.remember(conversationId, { state, revision });
+          if (revision > before) this.repository.remember(conversationId, { state, revision });
         }
         if (state.status !== 'RU') return { state, position, done: true };
         const left = deadline - Date.now();

@@ -1,13 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import type { ConversationState } from '../domain/conversation.state';
+import type { Appended } from './conversation.repository';
 
-/** What this process just appended to a conversation, and the state it folded to. */
-export interface AppendedSignal {
+/** What this process just appended to a conversation (the event types), and the state it folded to. */
+export interface AppendedSignal extends Appended {
   types: readonly string[];
-  state: ConversationState;
-  revision: bigint;
-  position: string;
 }
 
 /**
