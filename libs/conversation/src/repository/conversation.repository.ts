@@ -108,8 +108,8 @@ export class ConversationRepository {
     let state = kept?.state ?? initialState();
     for (const e of events) state = evolve(state, toEnvelope(e));
     const revision = events.at(-1)?.revision ?? kept?.revision ?? null;
-    if (revision === null) return { state, revision };
-    this.remember(conversationId, { state, revision });
+    // Nothing new: the kept entry already holds this state (and `get` refreshed its recency).
+    if (revision !== null && events.length > 0) this.remember(conversationId, { state, revision });
     return { state, revision };
   }
 
@@ -145,7 +145,10 @@ export class ConversationRepository {
   async currentRevisions(conversationIds: readonly string[]): Promise<Map<string, bigint>> {
     const byStream = await this.store.streamRevisions(conversationIds.map(streamIdOf));
     return new Map(
-      conversationIds.flatMap((id) => (byStream.has(streamIdOf(id)) ? [[id, byStream.get(streamIdOf(id))!]] : [])),
+      conversationIds.flatMap((id) => {
+        const revision = byStream.get(streamIdOf(id));
+        return revision === undefined ? [] : [[id, revision] as const];
+      }),
     );
   }
 
