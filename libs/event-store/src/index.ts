@@ -8,7 +8,7 @@ export {
   EventTooLarge,
   type ActualState,
 } from './errors';
-export { comparePositions, maxPosition, parsePosition, type ParsedPosition } from './position';
+export { comparePositions, maxPosition, minPosition, parsePosition, type ParsedPosition } from './position';
 export { GENESIS_HASH, ChainVerifier, canonicalEvent, chainHash } from './hash-chain';
 export { canonicalJson, canonicalJsonOf } from './canonical-json';
 export { categoryOf } from './prepare-events';
@@ -16,9 +16,10 @@ export type { FeedPage, GlobalFeed } from './subscription/global-feed';
 export {
   SubscriptionRunner,
   runSubscription,
+  type CheckpointUpdate,
   type SubscriptionRunnerOptions,
 } from './subscription/subscription-runner';
-export { readCheckpoint, resetSubscription, writeCheckpoint } from './subscription/checkpoints';
+export { lockCheckpoint, readCheckpoint, resetSubscription, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrent/kurrent-event-store';
 export { EventStoreModule } from './event-store.module';

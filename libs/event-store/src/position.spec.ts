@@ -1,4 +1,4 @@
-import { comparePositions, maxPosition, parsePosition } from './position';
+import { comparePositions, maxPosition, minPosition, parsePosition } from './position';
 
 describe('positions', () => {
   it('order PostgreSQL positions by transaction first, then identity', () => {
@@ -18,5 +18,11 @@ describe('positions', () => {
     expect(maxPosition(null, 'pg:1:1')).toBe('pg:1:1');
     expect(maxPosition('pg:2:1', 'pg:1:9')).toBe('pg:2:1');
     expect(maxPosition(null, null)).toBeNull();
+  });
+
+  it('pick the earlier position, null counting as the start', () => {
+    expect(minPosition(null, 'pg:1:1')).toBeNull();
+    expect(minPosition('pg:2:1', 'pg:1:9')).toBe('pg:1:9');
+    expect(minPosition('pg:1:1', 'pg:1:1')).toBe('pg:1:1');
   });
 });

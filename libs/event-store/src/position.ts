@@ -52,6 +52,12 @@ export function comparePositions(a: string, b: string): number {
   );
 }
 
+/** The earlier of two positions, null counting as "before everything". */
+export function minPosition(a: string | null, b: string | null): string | null {
+  if (a === null || b === null) return null;
+  return comparePositions(a, b) <= 0 ? a : b;
+}
+
 /** The later of two positions, null counting as "before everything". */
 export function maxPosition(a: string | null, b: string | null): string | null {
   if (a === null) return b;

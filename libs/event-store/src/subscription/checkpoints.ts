@@ -24,6 +24,19 @@ export async function readCheckpoint(db: Pool | ClientBase, subscriptionId: stri
 }
 
 /**
+ * Inside a transaction: creates the subscription's checkpoint row if needed, locks it until the
+ * transaction ends (every writer of a checkpoint does, so they serialise) and returns its position.
+ */
+export async function lockCheckpoint(tx: ClientBase, subscriptionId: string): Promise<string | null> {
+  await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [subscriptionId]);
+  const { rows } = await tx.query<{ position: string | null }>(
+    'select position from es_checkpoints where subscription_id = $1 for update',
+    [subscriptionId],
+  );
+  return rows[0].position;
+}
+
+/**
  * Begins `tx`, locks the checkpoint row for the rest of it and tells whether the row still holds
  * `expected`. Every writer of a checkpoint (a batch, a reset) locks the row first, so they
  * serialise without deadlocks, and a batch whose checkpoint moved under it rolls back instead
@@ -81,8 +94,7 @@ export async function resetSubscription(
   const tx = await pool.connect();
   try {
     await tx.query('begin');
-    await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [subscriptionId]);
-    await tx.query('select 1 from es_checkpoints where subscription_id = $1 for update', [subscriptionId]);
+    await lockCheckpoint(tx, subscriptionId);
     await prepare?.(tx);
     await writeCheckpoint(tx, subscriptionId, null);
     await tx.query('commit');

@@ -1,10 +1,11 @@
+import type { CheckpointUpdate } from '@parley/event-store';
 import type { ClientBase } from 'pg';
 import type { ProjectedEvent } from './projected-event';
 import type { Projection, TableNames } from './projection';
 import { keyOf, selectRows, toJson, upsertRows, type Row, type RowModel } from './row-table';
 
 /** A statement to send with the batch's writes, its parameters numbered from `$first`. */
-export type AlsoWrite = (first: number) => { text: string; values: unknown[] };
+export type AlsoWrite = CheckpointUpdate['take'];
 
 interface TableRows {
   model: RowModel;

@@ -43,7 +43,7 @@ export function runProjections(projections: readonly Projection[], options: Proj
     // are rebuildable from the event store anyway. Not waiting for the WAL flush is safe here.
     synchronousCommit: false,
     async handle(events, tx, checkpoint) {
-      await applyProjections(tx, projections, events.map(projectedEvent), live, (first) => checkpoint.take(first));
+      await applyProjections(tx, projections, events.map(projectedEvent), live, checkpoint.take);
       const newest = events.at(-1);
       if (!newest) return;
       const lagMs = Date.now() - newest.createdAt.getTime();

@@ -1,5 +1,12 @@
 import { DomainError } from '@parley/platform';
-import { comparePositions, maxPosition, writeCheckpoint, type GlobalFeed } from '@parley/event-store';
+import {
+  comparePositions,
+  lockCheckpoint,
+  maxPosition,
+  minPosition,
+  writeCheckpoint,
+  type GlobalFeed,
+} from '@parley/event-store';
 import type { ClientBase, Pool } from 'pg';
 import { applyProjections } from './apply-projections';
 import { projectedEvent, type ProjectedEvent } from './projected-event';
@@ -14,10 +21,6 @@ export interface RebuildResult {
   ms: number;
   position: string | null;
 }
-
-/** The earlier of two positions, null counting as "before everything". */
-const earlier = (a: string | null, b: string | null): string | null =>
-  a === null || b === null ? null : comparePositions(a, b) <= 0 ? a : b;
 
 /** Reads the feed after `from` page by page, applying each page via `apply`; returns where it got. */
 async function catchUp(
@@ -94,12 +97,7 @@ export async function rebuildProjections(
     );
     const tail = await inTransaction(pool, async (tx) => {
       const id = READ_MODELS_SUBSCRIPTION;
-      await tx.query('insert into es_checkpoints (subscription_id) values ($1) on conflict do nothing', [id]);
-      const checkpoint = await tx.query<{ position: string | null }>(
-        'select position from es_checkpoints where subscription_id = $1 for update',
-        [id],
-      );
-      const from = earlier(checkpoint.rows[0].position, bulk.position);
+      const from = minPosition(await lockCheckpoint(tx, id), bulk.position);
       let fresh = 0;
       const caught = await catchUp(feed, from, batchSize, async (events) => {
         await applyProjections(tx, [...projections, ...others], events, shadowOrLive);
