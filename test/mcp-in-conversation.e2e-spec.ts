@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { freePort } from '@parley/testing';
 import {
   EVERYTHING_BIN,
   everythingChildren,
-  freePort,
   startEverythingHttp,
   stop,
 } from '../libs/mcp/src/testing/everything-server';

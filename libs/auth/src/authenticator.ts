@@ -25,7 +25,8 @@ export class Authenticator {
     @Inject(ApiKeysService) private readonly apiKeys: ApiKeysService,
   ) {
     const jwt = config.security.jwt;
-    // Every deployable authenticates, so this is where its own credentials join the log masker.
+    // Every deployable that authenticates masks its credentials here; runDeployable does the same
+    // for every deployable, this covers apps built without it (tests).
     registerSecret(config.security.adminApiKey);
     registerSecret(jwt.secret);
     this.jwt = JwtVerifier.isConfigured(jwt) ? new JwtVerifier(jwt) : null;

@@ -18,6 +18,7 @@ export { Authenticator, type NatsHeaders } from './authenticator';
 export { ApiKeysService, type NewApiKey, type CreatedApiKey } from './api-keys/api-keys.service';
 export type { ApiKeyRecord } from './api-keys/api-key.repository';
 export { registerKeyCommands } from './api-keys/keys.command';
+export { createKeyRequest } from './api-keys/keys.http.controller';
 export { JwtVerifier, type JwtOptions } from './jwt/jwt-verifier';
 export { Public, Roles, CurrentPrincipal } from './http/auth.decorators';
 export { AuthGuard, isPublicPath } from './http/auth.guard';

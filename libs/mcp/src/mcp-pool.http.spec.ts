@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { Logger } from '@nestjs/common';
 import type { McpClientConfig } from './mcp-client-config';
 import { McpPool } from './mcp-pool';
-import { freePort, startEverythingHttp, stop } from './testing/everything-server';
+import { freePort } from '@parley/testing';
+import { startEverythingHttp, stop } from './testing/everything-server';
 
 const call = { timeoutMs: 10_000 };
 

@@ -5,7 +5,8 @@ import { Roles } from '../http/auth.decorators';
 import { ROLES } from '../principal';
 import { ApiKeysService } from './api-keys.service';
 
-const createKeyRequest = z.strictObject({
+/** The body of POST /api/v1/keys (also what the OpenAPI document describes). */
+export const createKeyRequest = z.strictObject({
   subject: z.string().min(1).max(200),
   roles: z.array(z.enum(ROLES)).min(1),
   name: z.string().max(200).optional(),

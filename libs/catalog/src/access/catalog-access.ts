@@ -9,7 +9,7 @@ import { CatalogReader } from '../store/catalog-reader';
  * Who may see and change owned catalog entities (seed 001's providers and models): the
  * owner, everyone when instance-wide, and grantees of the ACL. A grantee is a subject or
  * `role:<name>`. Entities without an owner field are shared configuration: readable by all.
- * The auth layer calls these; the catalog itself does not know the caller.
+ * Callers pass the principal: the catalog's HTTP routes, and StartConversation (`assertCanUse`).
  */
 export const ADMIN_ROLE = 'admin';
 

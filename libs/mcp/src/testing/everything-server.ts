@@ -1,8 +1,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 
-export { freePort } from '@parley/testing';
-
 /** The reference MCP server from npm, run with the current Node executable. */
 export const EVERYTHING_BIN = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 

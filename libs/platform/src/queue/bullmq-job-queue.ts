@@ -126,7 +126,7 @@ export class BullMqJobQueue implements JobQueue {
         connection,
         prefix: this.options.prefix,
         concurrency: options.concurrency,
-        lockDuration: this.options.lockDurationMs ?? 30_000,
+        lockDuration: this.lockMs,
         stalledInterval: this.options.stalledIntervalMs ?? 30_000,
         maxStalledCount: 3,
       },

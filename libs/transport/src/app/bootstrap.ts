@@ -3,9 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadConfig, type Config } from '@parley/config';
 import {
   createLogger,
+  HealthController,
   MetricsService,
   NestPinoLogger,
-  ReadinessService,
   registerSecret,
   startTracing,
   type Logger,
@@ -98,16 +98,16 @@ async function start(options: DeployableOptions, config: Config, logger: Logger)
 
 /**
  * /health, /health/ready and /metrics of a deployable without routes of its own, on a bare
- * `node:http` server: the answers are those of the API apps' HealthController and MetricsController.
+ * `node:http` server: the answers come from the same HealthController and MetricsService the API
+ * apps serve them with.
  */
 export async function listenForOperations(
   context: INestApplicationContext,
   port: number,
   host: string,
 ): Promise<Server> {
-  const readiness = context.get(ReadinessService);
+  const health = context.get(HealthController);
   const metrics = context.get(MetricsService);
-  const startedAt = Date.now();
   const server = createServer((req, res) => {
     const send = (status: number, type: string, body: string) =>
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
@@ -115,10 +115,9 @@ export async function listenForOperations(
       send(status, 'application/json; charset=utf-8', JSON.stringify(body));
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') return json(404, errorBody(DomainError.notFound('Route', `${req.method} ${path}`)));
-    if (path === '/health')
-      return json(200, { status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000) });
+    if (path === '/health') return json(200, health.live());
     if (path === '/health/ready')
-      return void readiness.assertReady().then(
+      return void health.ready().then(
         (ready) => json(200, ready),
         (err: unknown) =>
           err instanceof DomainError

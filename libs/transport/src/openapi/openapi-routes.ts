@@ -1,4 +1,4 @@
-import { ROLES } from '@parley/auth';
+import { createKeyRequest } from '@parley/auth';
 import { CATALOG_DESCRIPTORS } from '@parley/catalog';
 import {
   addToolRepositoryRequest,
@@ -60,12 +60,6 @@ const catalogBundle = z.strictObject(
 const sharedEntity = z.strictObject({ collection: z.enum(['providers', 'models']), key: z.string().min(1) });
 const grant = sharedEntity.extend({ grantee: z.string().min(1).max(200) });
 const shareRequest = z.strictObject({ permission: z.enum(['read', 'manage']) });
-/** The body KeysHttpController validates (libs/auth/src/api-keys/keys.http.controller.ts). */
-const createKeyRequest = z.strictObject({
-  subject: z.string().min(1).max(200),
-  roles: z.array(z.enum(ROLES)).min(1),
-  name: z.string().max(200).optional(),
-});
 
 const C = '/api/v1/conversations';
 const command = (
