@@ -16,8 +16,9 @@ export type { FeedPage, GlobalFeed } from './subscription/global-feed';
 export {
   SubscriptionRunner,
   runSubscription,
-  type CheckpointUpdate,
+  type CheckpointSwap,
   type SubscriptionRunnerOptions,
+  type SubscriptionSettings,
 } from './subscription/subscription-runner';
 export { lockCheckpoint, readCheckpoint, resetSubscription, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';

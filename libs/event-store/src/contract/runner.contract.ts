@@ -3,8 +3,9 @@ import type { RecordedEvent } from '../event-store.port';
 import { resetSubscription } from '../subscription/checkpoints';
 import {
   runSubscription,
+  type CheckpointSwap,
   type SubscriptionRunner,
-  type SubscriptionRunnerOptions,
+  type SubscriptionSettings,
 } from '../subscription/subscription-runner';
 import { event, events, eventually, newCategory, newStream, type ContractHarness } from './contract-kit';
 
@@ -47,7 +48,7 @@ export function runnerContract(h: () => ContractHarness): void {
       subscriptionId: string,
       category: string,
       handle: (list: RecordedEvent[], tx: PoolClient) => Promise<void>,
-      more: Partial<SubscriptionRunnerOptions> = {},
+      more: Partial<SubscriptionSettings> = {},
     ) => {
       const runner = runSubscription({
         pool: h().pool,
@@ -179,6 +180,107 @@ export function runnerContract(h: () => ContractHarness): void {
       const { position } = await store.append(newStream(category), [event()]);
       for (const runner of runners) expect(await runner.waitForPosition(position, 15_000)).toBe(true);
       expect(seen).toEqual({ [relaxed]: 'off', [strict]: 'on' });
+    });
+
+    describe('with writeBatch: each batch one statement with the checkpoint compare-and-set', () => {
+      /** Records the events only when the swap moves the checkpoint, in one statement. */
+      const recordGuarded = async (id: string, list: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap) => {
+        const swap = checkpoint.statement(3);
+        const { rows } = await db.query<{ moved: boolean }>(
+          `with swap as (${swap.text}),
+             w as (insert into contract_effects (subscription_id, event_id)
+                   select $1, e from unnest($2::text[]) as e where exists (select from swap))
+           select exists (select from swap) as moved`,
+          [id, list.map((e) => e.eventId), ...swap.values],
+        );
+        return rows[0].moved;
+      };
+      const startWriting = (
+        id: string,
+        category: string,
+        writeBatch: (list: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap) => Promise<boolean>,
+        more: Partial<SubscriptionSettings> = {},
+      ) => {
+        const runner = runSubscription({
+          pool: h().pool,
+          feed: h().store,
+          subscriptionId: id,
+          filter: { categories: [category] },
+          batchSize: 4,
+          pollMs: 50,
+          retryMs: 50,
+          lockRetryMs: 100,
+          writeBatch,
+          ...more,
+        });
+        running.push(runner);
+        return runner;
+      };
+
+      it('applies each event once, also when its connection dies before the write', async () => {
+        const { store } = h();
+        const [id, category] = [`batch-kill-${newCategory()}`, newCategory()];
+        let kills = 0;
+        const runner = startWriting(id, category, async (list, db, checkpoint) => {
+          if (kills++ < 2) await db.query('select pg_terminate_backend(pg_backend_pid())');
+          return recordGuarded(id, list, db, checkpoint);
+        });
+        const { position } = await store.append(newStream(category), events(10));
+        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+        expect(kills).toBeGreaterThan(2);
+      });
+
+      it('writes nothing when the checkpoint moved between the batch read and its write', async () => {
+        const { store, pool } = h();
+        const [id, category] = [`batch-moved-${newCategory()}`, newCategory()];
+        const moved: boolean[] = [];
+        const runner = startWriting(id, category, async (list, db, checkpoint) => {
+          // Another process resets the subscription while this batch is on its way.
+          if (moved.length === 1)
+            await resetSubscription(pool, id, async (tx) => {
+              await tx.query('delete from contract_effects where subscription_id = $1', [id]);
+            });
+          moved.push(await recordGuarded(id, list, db, checkpoint));
+          return moved[moved.length - 1];
+        });
+        const { position } = await store.append(newStream(category), events(10));
+        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        // The second batch lost its compare-and-set; the runner went back to the reset checkpoint.
+        expect(moved.slice(0, 3)).toEqual([true, false, true]);
+        expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+      });
+
+      it('moves the checkpoint past events its filter skips without calling writeBatch', async () => {
+        const { store } = h();
+        const [id, category] = [`batch-skip-${newCategory()}`, newCategory()];
+        let calls = 0;
+        const runner = startWriting(id, category, async () => (calls++, true));
+        const elsewhere = await store.append(newStream(newCategory()), [event()]);
+        expect(await runner.waitForPosition(elsewhere.position, 15_000)).toBe(true);
+        expect(calls).toBe(0);
+        const { rows } = await h().pool.query('select position from es_checkpoints where subscription_id = $1', [id]);
+        expect(rows[0].position).toBe(runner.position);
+      });
+
+      it('writes on a connection without synchronous commit only when synchronousCommit is false', async () => {
+        const { store } = h();
+        const category = newCategory();
+        const [relaxed, strict] = [`batch-relaxed-${category}`, `batch-strict-${category}`];
+        const seen: Record<string, string> = {};
+        const show = (id: string) => async (list: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap) => {
+          const { rows } = await db.query<{ synchronous_commit: string }>('show synchronous_commit');
+          seen[id] = rows[0].synchronous_commit;
+          return recordGuarded(id, list, db, checkpoint);
+        };
+        const runners = [
+          startWriting(relaxed, category, show(relaxed), { synchronousCommit: false }),
+          startWriting(strict, category, show(strict)),
+        ];
+        const { position } = await store.append(newStream(category), [event()]);
+        for (const runner of runners) expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        expect(seen).toEqual({ [relaxed]: 'off', [strict]: 'on' });
+      });
     });
 
     it('waitForPosition also passes events its filter skips, and times out with false', async () => {

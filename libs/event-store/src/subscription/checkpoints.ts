@@ -76,6 +76,24 @@ export function checkpointUpdate(subscriptionId: string, position: string | null
   };
 }
 
+/**
+ * The compare-and-set that moves a checkpoint from `expected` to `position` without a transaction
+ * around it: an update returning a row only when the checkpoint still held `expected`. Its
+ * parameters are numbered from `$first`, so it can join a batch's writes as a data-modifying CTE.
+ */
+export function checkpointSwap(
+  subscriptionId: string,
+  expected: string | null,
+  position: string | null,
+  first = 1,
+): Statement {
+  const update = checkpointUpdate(subscriptionId, position, first);
+  return {
+    text: `${update.text} and position is not distinct from $${first + update.values.length}::text returning 1`,
+    values: [...update.values, expected],
+  };
+}
+
 export async function writeCheckpoint(tx: ClientBase, subscriptionId: string, position: string | null): Promise<void> {
   const { text, values } = checkpointUpdate(subscriptionId, position);
   await tx.query(text, values);

@@ -3,7 +3,7 @@ import type { EventFilter, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
 import {
   beginLocked,
-  checkpointUpdate,
+  checkpointSwap,
   loadCheckpoint,
   readCheckpoint,
   resetSubscription,
@@ -13,7 +13,8 @@ import {
 import type { GlobalFeed } from './global-feed';
 import { PositionWaiters } from './position-waiters';
 
-export interface SubscriptionRunnerOptions {
+/** A subscription's settings, whichever way it applies its batches. */
+export interface SubscriptionSettings {
   /** PostgreSQL: checkpoints, the advisory lock, and the transaction `handle` writes in. */
   pool: Pool;
   feed: GlobalFeed;
@@ -31,24 +32,46 @@ export interface SubscriptionRunnerOptions {
   /** How often a standby tries to take the lock over. */
   lockRetryMs?: number;
   /**
-   * False: a batch's transaction commits without waiting for its WAL flush
-   * (`synchronous_commit = off`, for that transaction only). A database crash may then lose the
-   * last batches, checkpoint included, so use it only where redoing them is harmless and nothing
-   * outside the database saw them (default true).
+   * False: a batch commits without waiting for its WAL flush (`synchronous_commit = off`, for
+   * that transaction, or for the subscription's own connection with `writeBatch`). A database
+   * crash may then lose the last batches, checkpoint included, so use it only where redoing them
+   * is harmless and nothing outside the database saw them (default true).
    */
   synchronousCommit?: boolean;
-  /** Applies a batch inside `tx`; the checkpoint is written in the same transaction. */
-  handle(events: RecordedEvent[], tx: PoolClient, checkpoint: CheckpointUpdate): Promise<void>;
   onError?(err: unknown): void;
 }
 
-/** The checkpoint update that ends a batch, for a handler that sends it with its own writes. */
-export interface CheckpointUpdate {
+/** Either `handle` or `writeBatch` applies the batches. */
+export type SubscriptionRunnerOptions = SubscriptionSettings &
+  (
+    | {
+        /** Applies a batch inside `tx`; the runner writes the checkpoint in the same transaction. */
+        handle(events: RecordedEvent[], tx: PoolClient): Promise<void>;
+        writeBatch?: never;
+      }
+    | {
+        /**
+         * For a handler that writes a whole batch in one statement: called with the
+         * subscription's own connection, outside any transaction. It sends its writes and
+         * `checkpoint.statement` as one statement that writes nothing unless the checkpoint's
+         * compare-and-set returns its row, and resolves whether it did. Reads it needs first go
+         * on `db` too; the compare-and-set voids the batch if anything moved the checkpoint
+         * meanwhile. A batch is then one round trip (plus those reads) instead of four.
+         */
+        writeBatch(events: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap): Promise<boolean>;
+        handle?: never;
+      }
+  );
+
+/** The move of the checkpoint that ends a batch, for a handler that sends it with its writes. */
+export interface CheckpointSwap {
+  /** Where the batch starts: the checkpoint as this instance last committed or read it. */
+  expected: string | null;
   /**
-   * Hands the update over to the handler, which must then run it in `tx` (alone or as a
-   * data-modifying CTE); the runner no longer sends it. Its parameters are numbered from `$first`.
+   * The compare-and-set, as an update to send as a data-modifying CTE: it returns a row only when
+   * the checkpoint still holds `expected`, and moves it then. Parameters numbered from `$first`.
    */
-  take(first: number): Statement;
+  statement(first: number): Statement;
 }
 
 const noop = () => undefined;
@@ -70,8 +93,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * Runs one checkpointed subscription (a projection, a relay): one active instance per
  * subscription id across processes (pg_try_advisory_lock on a dedicated connection; other
  * instances wait as hot standbys and take over when the holder's connection dies), batches
- * read by the ordering rule, and each batch applied and checkpointed in one transaction with
- * a compare-and-set on the previous checkpoint — a crash before the commit leaves neither.
+ * read by the ordering rule, and each batch applied and checkpointed together (in one
+ * transaction, or with `writeBatch` in one statement) with a compare-and-set on the previous
+ * checkpoint — a crash before the commit leaves neither.
  */
 export class SubscriptionRunner {
   /** How far this subscription has processed (or scanned past non-matching events). */
@@ -126,7 +150,7 @@ export class SubscriptionRunner {
       }
       try {
         this.active = true;
-        await this.process(lock.lost);
+        await this.process(lock.client, lock.lost);
       } catch (err) {
         this.report(err);
         await sleep(retryMs, this.stopping.signal);
@@ -169,9 +193,11 @@ export class SubscriptionRunner {
     return null;
   }
 
-  private async process(lost: AbortSignal): Promise<void> {
+  private async process(own: Client, lost: AbortSignal): Promise<void> {
     const { pool, feed, subscriptionId, filter, batchSize = 100, pollMs = 200, retryMs = 1000 } = this.options;
     const coalesceMs = this.options.coalesceMs ?? 0;
+    if (this.options.writeBatch && this.options.synchronousCommit === false)
+      await own.query('set synchronous_commit = off');
     let position = await loadCheckpoint(pool, subscriptionId);
     this.advance(position);
     let woke = false;
@@ -184,7 +210,7 @@ export class SubscriptionRunner {
         const last = page.events.at(-1)?.position ?? null;
         const target = short ? maxPosition(last, page.scannedTo) : last;
         if (target !== null && (position === null || comparePositions(target, position) > 0)) {
-          if (!(await this.commit(position, page.events, target))) {
+          if (!(await this.commit(own, position, page.events, target))) {
             position = await readCheckpoint(pool, subscriptionId);
             this.advance(position);
             continue;
@@ -215,27 +241,37 @@ export class SubscriptionRunner {
     }
   }
 
-  /** One batch and its checkpoint in one transaction; false when the checkpoint moved under us. */
-  private async commit(expected: string | null, events: RecordedEvent[], target: string): Promise<boolean> {
+  /** Applies a batch and moves the checkpoint with it; false when the checkpoint moved under us. */
+  private commit(own: Client, expected: string | null, events: RecordedEvent[], target: string): Promise<boolean> {
+    const { writeBatch, subscriptionId } = this.options;
+    if (!writeBatch) return this.commitInTransaction(expected, events, target);
+    const checkpoint: CheckpointSwap = {
+      expected,
+      statement: (first) => checkpointSwap(subscriptionId, expected, target, first),
+    };
+    if (events.length > 0) return writeBatch(events, own, checkpoint);
+    const { text, values } = checkpoint.statement(1);
+    return own.query(text, values).then((result) => result.rowCount === 1);
+  }
+
+  /** One batch and its checkpoint in one transaction that holds the checkpoint row from its start. */
+  private async commitInTransaction(
+    expected: string | null,
+    events: RecordedEvent[],
+    target: string,
+  ): Promise<boolean> {
     const tx = await this.options.pool.connect();
     tx.on('error', noop);
     try {
-      const { subscriptionId, synchronousCommit = true } = this.options;
+      const { subscriptionId, synchronousCommit = true, handle } = this.options;
       if (!(await beginLocked(tx, subscriptionId, expected, { synchronousCommit }))) {
         await tx.query('rollback');
         tx.off('error', noop);
         tx.release();
         return false;
       }
-      let taken = false;
-      const checkpoint: CheckpointUpdate = {
-        take(first) {
-          taken = true;
-          return checkpointUpdate(subscriptionId, target, first);
-        },
-      };
-      if (events.length > 0) await this.options.handle(events, tx, checkpoint);
-      if (!taken) await writeCheckpoint(tx, subscriptionId, target);
+      if (events.length > 0) await handle?.(events, tx);
+      await writeCheckpoint(tx, subscriptionId, target);
       await tx.query('commit');
       tx.off('error', noop);
       tx.release();

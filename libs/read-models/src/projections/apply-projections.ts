@@ -1,11 +1,11 @@
-import type { CheckpointUpdate } from '@parley/event-store';
+import type { CheckpointSwap } from '@parley/event-store';
 import type { ClientBase } from 'pg';
 import type { ProjectedEvent } from './projected-event';
 import type { Projection, TableNames } from './projection';
 import { keyOf, selectRows, toJson, upsertRows, type Row, type RowModel } from './row-table';
 
-/** A statement to send with the batch's writes, its parameters numbered from `$first`. */
-export type AlsoWrite = CheckpointUpdate['take'];
+/** The checkpoint's compare-and-set, sent with the batch's writes: nothing is written unless it moves. */
+export type Swap = CheckpointSwap['statement'];
 
 interface TableRows {
   model: RowModel;
@@ -29,10 +29,10 @@ function keysByTable(projections: readonly Projection[], events: readonly Projec
 }
 
 /** The stored rows of every key, in one statement: one sub-select per table. */
-async function load(tx: ClientBase, reads: TableRows[], names: TableNames): Promise<Map<string, Map<string, Row>>> {
+async function load(db: ClientBase, reads: TableRows[], names: TableNames): Promise<Map<string, Map<string, Row>>> {
   const stored = new Map<string, Map<string, Row>>();
   if (reads.length === 0) return stored;
-  const { rows } = await tx.query<Record<string, Row[] | null>>(
+  const { rows } = await db.query<Record<string, Row[] | null>>(
     `select ${reads.map(({ model }, i) => `${selectRows(model, names(model.table), i + 1)} as t${i}`).join(',\n')}`,
     reads.map(({ rows: keys }) => toJson(keys)),
   );
@@ -42,35 +42,44 @@ async function load(tx: ClientBase, reads: TableRows[], names: TableNames): Prom
   return stored;
 }
 
-/** Every table's rows (and `also`) in one statement: one data-modifying CTE per table. */
-async function write(tx: ClientBase, writes: TableRows[], names: TableNames, also?: AlsoWrite): Promise<void> {
-  const parts = writes.map(({ model }, i) => upsertRows(model, names(model.table), i + 1));
+/**
+ * Every table's rows in one statement: one data-modifying CTE per table. With `swap`, the
+ * checkpoint's compare-and-set joins them and guards them: they write only when it moves the
+ * checkpoint. Resolves whether it did (true without one).
+ */
+async function write(db: ClientBase, writes: TableRows[], names: TableNames, swap?: Swap): Promise<boolean> {
+  const guard = swap ? 'exists (select from swap)' : undefined;
+  const parts = writes.map(({ model }, i) => `w${i} as (${upsertRows(model, names(model.table), i + 1, guard)})`);
   const values: unknown[] = writes.map(({ rows }) => toJson(rows));
-  if (also) {
-    const extra = also(values.length + 1);
-    parts.push(extra.text);
-    values.push(...extra.values);
+  if (swap) {
+    const statement = swap(values.length + 1);
+    parts.unshift(`swap as (${statement.text})`);
+    values.push(...statement.values);
   }
-  if (parts.length === 0) return;
+  if (parts.length === 0) return true;
   // The CTEs run against one snapshot and each writes a table of its own, so none sees or
   // touches another's rows.
-  const text = parts.length === 1 ? parts[0] : `with ${parts.map((p, i) => `w${i} as (${p})`).join(',\n')} select`;
-  await tx.query(text, values);
+  const { rows } = await db.query<{ moved: boolean }>(
+    `with ${parts.join(',\n')} select ${swap ? 'exists (select from swap)' : 'true'} as moved`,
+    values,
+  );
+  return rows[0].moved;
 }
 
 /**
- * Applies a batch of events to `projections` inside `tx` in two statements, whatever the number
- * of projections and events: one loads every row the batch touches, the projections fold the
- * events in memory, one writes every changed row (with `also`, the runner's checkpoint update).
+ * Applies a batch of events to `projections` in two statements, whatever the number of
+ * projections and events: one loads every row the batch touches, the projections fold the
+ * events in memory, one writes every changed row. Inside a transaction, or on its own with
+ * `swap` (the runner's checkpoint compare-and-set), when it resolves whether the rows were written.
  */
 export async function applyProjections(
-  tx: ClientBase,
+  db: ClientBase,
   projections: readonly Projection[],
   events: readonly ProjectedEvent[],
   names: TableNames,
-  also?: AlsoWrite,
-): Promise<void> {
-  const stored = await load(tx, keysByTable(projections, events), names);
+  swap?: Swap,
+): Promise<boolean> {
+  const stored = await load(db, keysByTable(projections, events), names);
   const rowsOf = (table: string) => {
     const rows = stored.get(table) ?? new Map<string, Row>();
     stored.set(table, rows);
@@ -84,5 +93,5 @@ export async function applyProjections(
       if (rows.length > 0) writes.push({ model, rows });
     }
   }
-  await write(tx, writes, names, also);
+  return write(db, writes, names, swap);
 }

@@ -22,8 +22,8 @@ export interface ProjectionRunOptions {
 
 /**
  * Starts the one checkpointed subscription (`read-models`) that writes the live tables of
- * every projection: a batch is read once and applied to every projection in one transaction
- * with the checkpoint, whose update goes out in the same statement as the read-model rows.
+ * every projection: a batch is read once and applied to every projection, its rows and the
+ * checkpoint's compare-and-set written in one statement on the subscription's own connection.
  */
 export function runProjections(projections: readonly Projection[], options: ProjectionRunOptions): SubscriptionRunner {
   const { pool, feed, batchSize = 500, pollMs, onLag, onError } = options;
@@ -38,16 +38,18 @@ export function runProjections(projections: readonly Projection[], options: Proj
     // A burst of appends (one conversation turn) is read and committed as one batch, while the
     // lag stays far under the 100 ms goal.
     coalesceMs: 15,
-    // The read-model rows and the checkpoint commit in the same transaction, so a database crash
+    // The read-model rows and the checkpoint commit in the same statement, so a database crash
     // loses both together and the projections re-apply from the older checkpoint; read models
     // are rebuildable from the event store anyway. Not waiting for the WAL flush is safe here.
     synchronousCommit: false,
-    async handle(events, tx, checkpoint) {
-      await applyProjections(tx, projections, events.map(projectedEvent), live, checkpoint.take);
+    async writeBatch(events, db, checkpoint) {
+      const moved = await applyProjections(db, projections, events.map(projectedEvent), live, checkpoint.statement);
       const newest = events.at(-1);
-      if (!newest) return;
-      const lagMs = Date.now() - newest.createdAt.getTime();
-      for (const projection of projections) onLag?.(projection.name, lagMs);
+      if (moved && newest) {
+        const lagMs = Date.now() - newest.createdAt.getTime();
+        for (const projection of projections) onLag?.(projection.name, lagMs);
+      }
+      return moved;
     },
     onError,
   });

@@ -3,7 +3,7 @@ import { fold, streamIdOf, type ConversationEnvelope, type ExistingConversation 
 import { comparePositions, PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
-import type { Pool, PoolClient } from 'pg';
+import { Client, type Pool } from 'pg';
 import { conversationScript, toAppend } from '../testing/conversation-script';
 import { applyProjections } from './apply-projections';
 import { messagesProjection } from './messages.projection';
@@ -27,9 +27,8 @@ describe('read-model projections', () => {
   let db: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
-  /** The projector's own pool, whose clients log every statement they send. */
+  /** The projector's own pool. */
   let projectorPool: Pool;
-  const statements: string[] = [];
   let runner: SubscriptionRunner;
   const ids = [randomUUID(), randomUUID()];
   const start = () => (runner = runProjections(PROJECTIONS, { pool: projectorPool, feed: store, pollMs: 50 }));
@@ -66,14 +65,6 @@ describe('read-model projections', () => {
     pool = createPgPool({ url: db.url, max: 12 });
     store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
     projectorPool = createPgPool({ url: db.url, max: 4 });
-    projectorPool.on('connect', (client: PoolClient) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      client.query = ((...args: unknown[]) => {
-        const sql = args[0];
-        statements.push(typeof sql === 'string' ? sql : (sql as { text: string }).text);
-        return query(...args);
-      }) as typeof client.query;
-    });
     for (const id of ids)
       await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() })));
     start();
@@ -236,25 +227,34 @@ describe('read-model projections', () => {
     expect(await dump()).toEqual(after);
   });
 
-  it('projects a burst of appends in four statements: lock, one load, one write of every read model and the checkpoint, commit', async () => {
+  it('projects a burst of appends in two statements on its own connection: one load, one write of every read model with the checkpoint', async () => {
     await caughtUp();
-    statements.length = 0;
-    const id = await appendConversation();
-    await caughtUp();
-    const begin = statements.findIndex((sql) => sql.startsWith('begin'));
-    const batch = statements.slice(begin, statements.indexOf('commit', begin) + 1);
+    const sent: { client: Client; sql: string }[] = [];
+    const original = Client.prototype.query as (...args: unknown[]) => unknown;
+    const query = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+      const sql = args[0];
+      sent.push({ client: this, sql: typeof sql === 'string' ? sql : (sql as { text: string }).text });
+      return original.apply(this, args) as never;
+    });
+    let id: string;
+    try {
+      id = await appendConversation();
+      await caughtUp();
+    } finally {
+      query.mockRestore();
+    }
+    // The projector's connection is the one that moved the checkpoint.
+    const projector = sent.find(({ sql }) => sql.includes('update es_checkpoints set position'))?.client;
+    const batch = sent.filter(({ client }) => client === projector).map(({ sql }) => sql);
     expect(batch).toEqual([
-      "begin; set local synchronous_commit = off; select position from es_checkpoints where subscription_id = 'read-models' for update",
       expect.stringMatching(/^select \(select json_agg\(t\) from rm_conversations t/),
-      expect.stringMatching(/^with w0 as \(insert into rm_conversations as t /),
-      'commit',
+      expect.stringMatching(/^with swap as \(update es_checkpoints set position/),
     ]);
-    const [, load, write] = batch;
+    const [load, write] = batch;
     // Every table whose rows are folded is read; the daily totals are only added to.
     const loaded = TABLES.filter((table) => load.includes(`from ${table} t`));
     expect(loaded).toEqual(TABLES.filter((table) => table !== 'rm_usage_daily'));
     for (const table of TABLES) expect(write).toContain(`insert into ${table} as t `);
-    expect(write).toContain('update es_checkpoints set position');
     expect(await statusOf(id)).toEqual([{ status: 'CO' }]);
   });
 });

@@ -59,9 +59,10 @@ async function inTransaction<T>(pool: Pool, fn: (tx: ClientBase) => Promise<T>):
 
 /**
  * Rebuilds read models from position zero while the service runs: builds shadow tables
- * (`<table>__rebuild`) page by page, then, in one transaction holding the `read-models`
- * checkpoint row (so the live projector waits), applies the last events, swaps the tables by
- * renaming them and moves the checkpoint to where the catch-up got. The checkpoint is shared
+ * (`<table>__rebuild`) page by page, then, in one transaction holding the tables it replaces and
+ * the `read-models` checkpoint row (so the live projector and readers of those tables wait),
+ * applies the last events, swaps the tables by renaming them and moves the checkpoint to where
+ * the catch-up got. The checkpoint is shared
  * with the read models not rebuilt, so the catch-up starts from the earlier of the live
  * checkpoint and the shadow's position and applies each page to their live tables too:
  * projections are idempotent, so events applied twice change nothing. A live projector whose
@@ -92,11 +93,14 @@ export async function rebuildProjections(
       await pool.query(`drop table if exists ${shadowOf(table)}`);
       await pool.query(`create table ${shadowOf(table)} (like ${table} including all)`);
     }
-    const bulk = await catchUp(feed, null, batchSize, (events) =>
-      inTransaction(pool, (tx) => applyProjections(tx, projections, events, shadowOf)),
-    );
+    const bulk = await catchUp(feed, null, batchSize, async (events) => {
+      await inTransaction(pool, (tx) => applyProjections(tx, projections, events, shadowOf));
+    });
     const tail = await inTransaction(pool, async (tx) => {
       const id = READ_MODELS_SUBSCRIPTION;
+      // The live tables to replace first, then the checkpoint: the projector's batch statement
+      // takes its tables before the checkpoint row, so both lock in the same order.
+      await tx.query(`lock table ${tables.join(', ')} in access exclusive mode`);
       const from = minPosition(await lockCheckpoint(tx, id), bulk.position);
       let fresh = 0;
       const caught = await catchUp(feed, from, batchSize, async (events) => {

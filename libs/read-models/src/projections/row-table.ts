@@ -32,12 +32,15 @@ export function selectRows(model: RowModel, table: string, param: number): strin
      join jsonb_to_recordset($${param}::jsonb) as k(${definitions(model, model.key)}) using (${model.key.join(', ')}))`;
 }
 
-/** An upsert of the rows in parameter `$param` into `table`, merged as `model.merge` says. */
-export function upsertRows(model: RowModel, table: string, param: number): string {
+/**
+ * An upsert of the rows in parameter `$param` into `table`, merged as `model.merge` says; with
+ * `guard`, only when that SQL condition holds.
+ */
+export function upsertRows(model: RowModel, table: string, param: number, guard?: string): string {
   const { key } = model;
   const values = Object.keys(model.columns).filter((c) => !key.includes(c));
   const names = [...key, ...values];
-  const source = `jsonb_to_recordset($${param}::jsonb) as r(${definitions(model, names)})`;
+  const source = `jsonb_to_recordset($${param}::jsonb) as r(${definitions(model, names)})${guard ? ` where ${guard}` : ''}`;
   // One statement may not update a row twice: rows to add are summed per key first.
   return model.merge === 'add'
     ? `insert into ${table} as t (${names.join(', ')})
