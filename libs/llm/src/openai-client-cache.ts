@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ProviderEndpoint } from './llm.port';
+import { undiciFetch } from './undici-fetch';
 
 const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
 /**
  * One SDK client per provider endpoint, reused across calls (keeps its connection pool).
  * Keyed by code, base URL and a hash of the key and headers, so a rotated key gets a new
- * client and no secret sits in a map key.
+ * client and no secret sits in a map key. All of them send through one undici keep-alive agent.
  */
 export class OpenAiClientCache {
   private readonly clients = new Map<string, OpenAI>();
+  private readonly fetch = undiciFetch();
 
   get(provider: ProviderEndpoint): OpenAI {
     const key = [
@@ -31,6 +33,7 @@ export class OpenAiClientCache {
         webhookSecret: null,
         // Retries are Parley's own, so every attempt can be recorded as an event.
         maxRetries: 0,
+        fetch: this.fetch,
         defaultHeaders: { ...provider.headers, ...(provider.apiKey === null ? { Authorization: null } : {}) },
       });
       this.clients.set(key, client);

@@ -1,0 +1,107 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { undiciFetch } from './undici-fetch';
+
+describe('undiciFetch', () => {
+  let server: Server;
+  let url: string;
+  const agent = new Agent();
+  const fetch = undiciFetch(agent);
+  const seen: { method?: string; headers: IncomingMessage['headers']; body: string }[] = [];
+  const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+    '/echo': (req, res) => {
+      res.setHeader('set-cookie', ['a=1', 'b=2']);
+      res.setHeader('content-type', 'application/json');
+      res.statusCode = 201;
+      res.end(JSON.stringify({ ok: true }));
+    },
+    '/empty': (_req, res) => {
+      res.statusCode = 204;
+      res.end();
+    },
+    // Sends one line, then nothing more until the client goes away.
+    '/stream': (_req, res) => {
+      res.setHeader('content-type', 'text/event-stream');
+      res.write('data: first\n\n');
+    },
+    '/never': () => undefined,
+  };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method, headers: req.headers, body });
+        routes[req.url ?? '']?.(req, res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await agent.close();
+  });
+
+  it('sends the method, headers and body, and answers with the status, every header and the body', async () => {
+    const res = await fetch(`${url}/echo`, {
+      method: 'post',
+      headers: new Headers({ 'Content-Type': 'application/json', 'X-Trace-Id': 'abc' }),
+      body: JSON.stringify({ model: 'sim-chat' }),
+    });
+    expect(seen.at(-1)).toMatchObject({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-trace-id': 'abc' },
+      body: '{"model":"sim-chat"}',
+    });
+    expect(res.status).toBe(201);
+    expect(res.ok).toBe(true);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
+  it('answers a 204 with no body', async () => {
+    const res = await fetch(`${url}/empty`, { method: 'DELETE' });
+    expect(res.status).toBe(204);
+    expect(res.body).toBeNull();
+  });
+
+  it('rejects with an AbortError when aborted before the headers arrive', async () => {
+    const controller = new AbortController();
+    const pending = fetch(`${url}/never`, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('ends a body being streamed with an AbortError when aborted mid-stream', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${url}/stream`, { signal: controller.signal });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(Buffer.from(first.value as Uint8Array).toString()).toBe('data: first\n\n');
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('hands a body it does not send itself (a multipart form) to the platform fetch', async () => {
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    const res = await fetch(`${url}/echo`, { method: 'POST', body: form });
+    expect(res.status).toBe(201);
+    expect(seen.at(-1)?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    expect(seen.at(-1)?.body).toContain('name="purpose"');
+  });
+
+  it('rejects with the connection error when nothing listens', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
