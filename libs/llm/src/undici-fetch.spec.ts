@@ -10,7 +10,7 @@ describe('undiciFetch', () => {
   const fetch = undiciFetch(agent);
   const seen: { method?: string; headers: IncomingMessage['headers']; body: string }[] = [];
   const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
-    '/echo': (req, res) => {
+    '/echo': (_req, res) => {
       res.setHeader('set-cookie', ['a=1', 'b=2']);
       res.setHeader('content-type', 'application/json');
       res.statusCode = 201;
