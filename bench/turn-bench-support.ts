@@ -14,20 +14,29 @@ const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@
  * pg_stat_statements needs shared_preload_libraries, which a stock server does not set.
  */
 export const countStatements = { total: 0, redis: 0, byText: new Map<string, number>() };
+/** Statement texts are listed only with BENCH_SQL=1: normalising every text costs the server CPU. */
+const byText = Boolean(process.env.BENCH_SQL);
+const count = (what: () => string) => {
+  if (!byText) return;
+  const text = what();
+  countStatements.byText.set(text, (countStatements.byText.get(text) ?? 0) + 1);
+};
 const query = Client.prototype.query as (...args: unknown[]) => unknown;
 Client.prototype.query = function (this: Client, ...args: unknown[]) {
   countStatements.total++;
-  const first = args[0] as string | { text?: string; name?: string };
-  const text = (typeof first === 'string' ? first : (first?.name ?? first?.text ?? '?')).replace(/\s+/g, ' ');
-  countStatements.byText.set(text.slice(0, 90), (countStatements.byText.get(text.slice(0, 90)) ?? 0) + 1);
+  count(() => {
+    const first = args[0] as string | { text?: string; name?: string };
+    return (typeof first === 'string' ? first : (first?.name ?? first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+  });
   return query.apply(this, args);
 } as typeof Client.prototype.query;
 const sendCommand = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
   countStatements.redis++;
-  const command = args[0] as unknown as { name: string; args: unknown[] };
-  const what = `redis ${command.name} ${command.name.startsWith('eval') ? String(command.args[2] ?? '').replace(/[0-9a-f-]{36}/g, '<id>') : ''}`;
-  countStatements.byText.set(what, (countStatements.byText.get(what) ?? 0) + 1);
+  count(() => {
+    const command = args[0] as unknown as { name: string; args: unknown[] };
+    return `redis ${command.name} ${command.name.startsWith('eval') ? String(command.args[2] ?? '').replace(/[0-9a-f-]{36}/g, '<id>') : ''}`;
+  });
   return sendCommand.apply(this, args);
 };
 
