@@ -58,6 +58,15 @@ async function main(): Promise<void> {
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  // The server's own view of each turn request: received -> reply written (Fastify's elapsedTime).
+  const served: number[] = [];
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      if (request.method === 'POST' && request.url.endsWith('/messages')) served.push(reply.elapsedTime);
+      done();
+    });
   try {
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
@@ -85,6 +94,7 @@ async function main(): Promise<void> {
         await client.ask(
           { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
           () => {
+            served.length = 0;
             statementsBefore = countStatements.total;
             redisBefore = countStatements.redis;
             countStatements.byText.clear();
@@ -95,6 +105,7 @@ async function main(): Promise<void> {
         )
       ).times!;
       await stopProfile();
+      const serverTimes = served.splice(0);
       const turns = latencies.length;
       const throughput = turns / ((performance.now() - wall) / 1000);
       const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
@@ -127,6 +138,7 @@ async function main(): Promise<void> {
       const model = percentiles(baseline.times!).p50;
       const turn = percentiles(latencies);
       const added = percentiles(latencies.map((l) => l - model));
+      const serverAdded = percentiles(serverTimes.map((l) => l - model));
       const base = percentiles(baseline.times!);
       rows.push([
         `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}`,
@@ -134,6 +146,7 @@ async function main(): Promise<void> {
         ms(base),
         ms(turn),
         ms(added),
+        ms(serverAdded),
         `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
         throughput.toFixed(0),
         events.toFixed(1),
@@ -169,6 +182,7 @@ function printTable(rows: string[][]): void {
     'bare SDK ms p50/p95/p99',
     'Parley turn ms p50/p95/p99',
     'added ms p50/p95/p99',
+    'server-side added ms p50/p95/p99',
     'CPU ms/turn bare / Parley',
     'turns/s',
     'events/turn',
