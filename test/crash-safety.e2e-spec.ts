@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { AppModule } from '../apps/server/src/app.module';
-import { ADMIN_KEY } from './support/parley-app';
+import { ADMIN_KEY, callerOf } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 const ROOT = join(__dirname, '..');
@@ -98,14 +98,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
       child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
     });
 
-  const post = async (path: string, body: unknown, to = url) => {
-    const res = await fetch(to + path, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const post = (path: string, body: unknown, to = url) => callerOf(to)('POST', path, body);
   const events = (id: string): Promise<RecordedEvent[]> => store.readStream(`conversation-${id}`);
 
   it('SIGKILLs the worker while the model streams; another worker finishes the turn from the events', async () => {

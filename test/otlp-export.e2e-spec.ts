@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
-import { ADMIN_KEY } from './support/parley-app';
+import { ADMIN_KEY, callerOf } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 type Attribute = { key: string; value: { stringValue?: string; intValue?: string | number } };
@@ -90,14 +90,7 @@ describe('traces exported over OTLP/HTTP by a running server', () => {
     child.stderr?.on('data', (c: Buffer) => (output += String(c)));
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp(`${url}/health`, child, () => output, 35_000);
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(url + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const post = (path: string, body: unknown) => callerOf(url)('POST', path, body);
     expect((await post('/api/v1/catalog/apply', testCatalog(simulator.url))).status).toBe(200);
     const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
     const sent = await post(`/api/v1/conversations/${id}/messages`, { content: 'trace me' });

@@ -4,7 +4,7 @@ import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
 import { createHttpApp } from '@parley/transport';
 import { AppModule } from '../apps/server/src/app.module';
-import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+import { callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
 
 /**
  * Two instances on one database and one queue, as in a scaled deployment: `worker` runs the
@@ -33,14 +33,7 @@ describe('two instances: a kept conversation state is never acted on stale', () 
     await worker.close();
   });
 
-  const viaFront = async (path: string, body: unknown) => {
-    const res = await fetch(frontUrl + path, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const viaFront = (path: string, body: unknown) => callerOf(frontUrl)('POST', path, body);
 
   it("accepts a message its own kept state would refuse, once a fresh load shows the other instance's turn ended", async () => {
     const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body

@@ -27,6 +27,26 @@ export interface ParleyUnderTest {
   close(): Promise<void>;
 }
 
+/**
+ * HTTP calls to the Parley at `url`, as the admin unless `headers` say otherwise; the body goes
+ * as JSON, and the answer's body comes back parsed (null when empty).
+ */
+export function callerOf(url: string): ParleyUnderTest['call'] {
+  return async (method, path, body, headers = {}) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+}
+
 /** Where the app's logs go; by default it logs nothing. */
 export interface LogCapture {
   destination: DestinationStream;
@@ -65,19 +85,7 @@ export async function startParley(
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
   await app.get(CatalogService).apply((catalog ?? testCatalog)(simulator.url), { dryRun: false });
-  const call: ParleyUnderTest['call'] = async (method, path, body, headers = {}) => {
-    const res = await fetch(url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${ADMIN_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-  };
+  const call = callerOf(url);
   return {
     url,
     config,

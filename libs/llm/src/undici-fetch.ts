@@ -20,7 +20,8 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent()): typeof fetch 
     const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
     const res = await request(input instanceof URL ? input : String(input), {
       method,
-      headers: Object.fromEntries(new Headers(init.headers)),
+      // The SDK passes a Headers already; anything else is normalised through one.
+      headers: Object.fromEntries(init.headers instanceof Headers ? init.headers : new Headers(init.headers)),
       body: init.body ?? undefined,
       signal: init.signal ?? undefined,
       dispatcher,

@@ -1,8 +1,7 @@
 import type { ConversationEvent } from '@parley/conversation';
-import type { PostgresEventStore } from '@parley/event-store';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChunkBuffer } from './chunk-buffer';
-import { openTurnStore, startTurn } from './turn.test-kit';
+import { startTurn, useTurnStore } from './turn.test-kit';
 
 const call = { turnNo: 1, callNo: 1, attempt: 1 };
 const modelCallStarted: ConversationEvent = {
@@ -11,24 +10,18 @@ const modelCallStarted: ConversationEvent = {
 };
 
 describe('ChunkBuffer', () => {
-  let store: PostgresEventStore;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTurnStore('chunk_buffer'));
-  });
-  afterAll(() => close());
+  const store = useTurnStore('chunk_buffer');
 
   /** A running turn's context on a fresh conversation, and how many appends the turn made. */
   async function runningTurn() {
-    const { id, ctx } = await startTurn(store);
+    const { id, ctx } = await startTurn(store());
     const appends = { count: 0 };
     const append = ctx.append.bind(ctx);
     ctx.append = (events) => {
       appends.count++;
       return append(events);
     };
-    const stored = async () => (await store.readStream(`conversation-${id}`)).slice(3);
+    const stored = async () => (await store().readStream(`conversation-${id}`)).slice(3);
     return { ctx, appends, stored };
   }
 

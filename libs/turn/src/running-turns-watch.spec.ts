@@ -1,26 +1,22 @@
-import type { PostgresEventStore } from '@parley/event-store';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RunningTurnsWatch, WATCH_MS } from './running-turns-watch';
-import { conversationRepository, conversationStarted, openTurnStore } from './turn.test-kit';
+import { conversationRepository, conversationStarted, useTurnStore } from './turn.test-kit';
 
 describe('RunningTurnsWatch', () => {
-  let store: PostgresEventStore;
-  let close: () => Promise<void>;
+  const store = useTurnStore('running_turns_watch');
   let asked: number;
 
-  beforeAll(async () => {
-    ({ store, close } = await openTurnStore('running_turns_watch'));
-    const streamRevisions = store.streamRevisions.bind(store);
-    store.streamRevisions = (ids) => {
+  beforeAll(() => {
+    const streamRevisions = store().streamRevisions.bind(store());
+    store().streamRevisions = (ids) => {
       asked++;
       return streamRevisions(ids);
     };
   });
-  afterAll(() => close());
 
   it('asks for every watched conversation in one query per tick, and stops asking when none is watched', async () => {
-    const repository = conversationRepository(store);
+    const repository = conversationRepository(store());
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids)
       await repository.append(id, await repository.load(id), [conversationStarted(id)], { actor: 'a' });

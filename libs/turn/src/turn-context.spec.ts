@@ -1,20 +1,13 @@
-import type { PostgresEventStore } from '@parley/event-store';
 import { TurnContext, TurnPreempted } from './turn-context';
-import { openTurnStore, startTurn } from './turn.test-kit';
+import { startTurn, useTurnStore } from './turn.test-kit';
 
 const call = { turnNo: 1, callNo: 1, attempt: 1 };
 
 describe('TurnContext', () => {
-  let store: PostgresEventStore;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTurnStore('turn_context'));
-  });
-  afterAll(() => close());
+  const store = useTurnStore('turn_context');
 
   it('refuses every append queued behind one that found the stream moved, so nothing lands on the new state', async () => {
-    const { id, repository, ctx } = await startTurn(store);
+    const { id, repository, ctx } = await startTurn(store());
     // Another worker finishes the same turn first.
     const other = new TurnContext(id, repository, await repository.load(id), `turn:${id}:1`);
     await other.append([
@@ -27,7 +20,7 @@ describe('TurnContext', () => {
 
     await expect(flush).rejects.toBeInstanceOf(TurnPreempted);
     await expect(outcome).rejects.toBeInstanceOf(TurnPreempted);
-    const types = (await store.readStream(`conversation-${id}`)).map((e) => e.type);
+    const types = (await store().readStream(`conversation-${id}`)).map((e) => e.type);
     expect(types).toEqual([
       'ConversationStarted',
       'MessageRecorded',
@@ -39,7 +32,7 @@ describe('TurnContext', () => {
   });
 
   it('folds staged events into its state at once and stores them, in order, with the next append', async () => {
-    const { id, ctx } = await startTurn(store);
+    const { id, ctx } = await startTurn(store());
     const toolCall = { id: 'call-1', name: 'ORDER_STATUS', arguments: '{}' };
     await ctx.append([
       {
@@ -69,7 +62,7 @@ describe('TurnContext', () => {
 
     expect(ctx.state.turn!.toolCalls).toEqual([expect.objectContaining({ id: 'call-1', status: 'completed' })]);
     expect(ctx.revision).toBe(3n);
-    const typesNow = async () => (await store.readStream(`conversation-${id}`)).map((e) => e.type);
+    const typesNow = async () => (await store().readStream(`conversation-${id}`)).map((e) => e.type);
     expect(await typesNow()).not.toContain('ToolCallCompleted');
     await ctx.append([{ type: 'ModelCallStarted', data: { ...call, callNo: 2, model: 'sim-chat', provider: 'SIM' } }]);
     expect((await typesNow()).slice(-3)).toEqual(['ToolCallStarted', 'ToolCallCompleted', 'ModelCallStarted']);

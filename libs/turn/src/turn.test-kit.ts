@@ -10,14 +10,14 @@ import { TurnContext } from './turn-context';
  * Shared by the turn's database tests: an event store on a database of their own, a started
  * conversation, and a turn running on it. Not a spec, and not exported from the lib.
  */
-export interface TurnTestStore {
+interface TurnTestStore {
   /** The store itself, so a spec can wrap one of its methods to count the calls. */
   store: PostgresEventStore;
   /** Ends the pool and drops the database. */
   close(): Promise<void>;
 }
 
-export async function openTurnStore(label: string): Promise<TurnTestStore> {
+async function openTurnStore(label: string): Promise<TurnTestStore> {
   const db = await createTestDatabase(label);
   const pool = createPgPool({ url: db.url, max: 4 });
   const store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
@@ -27,6 +27,22 @@ export async function openTurnStore(label: string): Promise<TurnTestStore> {
       await pool.end();
       await db.drop();
     },
+  };
+}
+
+/**
+ * For a spec file: opens a turn store before its tests and closes it after them; the returned
+ * function gives the store once it is open.
+ */
+export function useTurnStore(label: string): () => PostgresEventStore {
+  let opened: TurnTestStore | undefined;
+  beforeAll(async () => {
+    opened = await openTurnStore(label);
+  });
+  afterAll(() => opened?.close());
+  return () => {
+    if (!opened) throw new Error('the turn store opens in beforeAll');
+    return opened.store;
   };
 }
 

@@ -1,6 +1,6 @@
 import type { ClientBase, PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
-import { resetSubscription } from '../subscription/checkpoints';
+import { readCheckpoint, resetSubscription } from '../subscription/checkpoints';
 import {
   runSubscription,
   type CheckpointSwap,
@@ -44,27 +44,28 @@ export function runnerContract(h: () => ContractHarness): void {
         list.map((e) => e.eventId),
       ]);
 
+    /** What every runner here shares: small batches, quick polls, retries and lock takeovers. */
+    const settings = (subscriptionId: string, category: string): SubscriptionSettings => ({
+      pool: h().pool,
+      feed: h().store,
+      subscriptionId,
+      filter: { categories: [category] },
+      batchSize: 4,
+      pollMs: 50,
+      retryMs: 50,
+      lockRetryMs: 100,
+    });
+    const track = (runner: SubscriptionRunner) => {
+      running.push(runner);
+      return runner;
+    };
+
     const start = (
       subscriptionId: string,
       category: string,
       handle: (list: RecordedEvent[], tx: PoolClient) => Promise<void>,
       more: Partial<SubscriptionSettings> = {},
-    ) => {
-      const runner = runSubscription({
-        pool: h().pool,
-        feed: h().store,
-        subscriptionId,
-        filter: { categories: [category] },
-        batchSize: 4,
-        pollMs: 50,
-        retryMs: 50,
-        lockRetryMs: 100,
-        handle,
-        ...more,
-      });
-      running.push(runner);
-      return runner;
-    };
+    ) => track(runSubscription({ ...settings(subscriptionId, category), handle, ...more }));
 
     it('a handler that throws after writing leaves no effect; the retry applies it once', async () => {
       const { store } = h();
@@ -200,22 +201,7 @@ export function runnerContract(h: () => ContractHarness): void {
         category: string,
         writeBatch: (list: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap) => Promise<boolean>,
         more: Partial<SubscriptionSettings> = {},
-      ) => {
-        const runner = runSubscription({
-          pool: h().pool,
-          feed: h().store,
-          subscriptionId: id,
-          filter: { categories: [category] },
-          batchSize: 4,
-          pollMs: 50,
-          retryMs: 50,
-          lockRetryMs: 100,
-          writeBatch,
-          ...more,
-        });
-        running.push(runner);
-        return runner;
-      };
+      ) => track(runSubscription({ ...settings(id, category), writeBatch, ...more }));
 
       it('applies each event once, also when its connection dies before the write', async () => {
         const { store } = h();
@@ -259,8 +245,7 @@ export function runnerContract(h: () => ContractHarness): void {
         const elsewhere = await store.append(newStream(newCategory()), [event()]);
         expect(await runner.waitForPosition(elsewhere.position, 15_000)).toBe(true);
         expect(calls).toBe(0);
-        const { rows } = await h().pool.query('select position from es_checkpoints where subscription_id = $1', [id]);
-        expect(rows[0].position).toBe(runner.position);
+        expect(await readCheckpoint(h().pool, id)).toBe(runner.position);
       });
 
       it('writes on a connection without synchronous commit only when synchronousCommit is false', async () => {

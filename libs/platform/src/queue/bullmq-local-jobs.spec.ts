@@ -25,6 +25,19 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     return new BullMqJobQueue(connection, { prefix, lockDurationMs: LOCK_MS, stalledIntervalMs: LOCK_MS / 2 });
   };
   const stateOf = async (id: string) => (await inspect.getJob(id))?.getState() ?? 'gone';
+  /** A handler that records each job id and holds the jobs `holds` picks until `release()`. */
+  const holding = (holds: (id: string) => boolean = () => true) => {
+    const ran: string[] = [];
+    const waiting: (() => void)[] = [];
+    return {
+      ran,
+      release: () => waiting.splice(0).forEach((resume) => resume()),
+      handler: async (_data: unknown, job: { id: string }) => {
+        ran.push(job.id);
+        if (holds(job.id)) await new Promise<void>((resume) => waiting.push(resume));
+      },
+    };
+  };
 
   beforeEach(() => {
     prefix = `t${randomBytes(4).toString('hex')}`;
@@ -39,27 +52,19 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
   it('runs the job here at once, holds the stored copy back while it runs, and removes it after', async () => {
     const here = open();
     const there = open();
-    const ranHere: string[] = [];
+    const held = holding();
     const ranThere: string[] = [];
-    let finish: () => void = () => undefined;
-    await here.process(
-      'turns',
-      async (_d, job) => {
-        ranHere.push(job.id);
-        await new Promise<void>((r) => (finish = r));
-      },
-      { concurrency: 4 },
-    );
+    await here.process('turns', held.handler, { concurrency: 4 });
     await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
 
     await here.enqueue('turns', 'turn:a:1', { n: 1 }, { preferLocal: true });
 
-    expect(ranHere).toEqual(['turn.a.1']);
+    expect(held.ran).toEqual(['turn.a.1']);
     expect(await stateOf('turn.a.1')).toBe('delayed');
     // Longer than the lock: the lease is renewed, so the other worker never gets the job.
     await sleep(LOCK_MS * 2.5);
     expect(ranThere).toEqual([]);
-    finish();
+    held.release();
     await until(async () => (await stateOf('turn.a.1')) === 'gone', 8000, 20);
     await sleep(LOCK_MS);
     expect(ranThere).toEqual([]);
@@ -126,23 +131,15 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     await until(() => ranThere.length === 1, 8000, 20);
 
     const busy = open();
-    const ranBusy: string[] = [];
-    let release: () => void = () => undefined;
-    await busy.process(
-      'turns',
-      async (_d, job) => {
-        ranBusy.push(job.id);
-        if (job.id === 'turn.d.2') await new Promise<void>((r) => (release = r));
-      },
-      { concurrency: 1 },
-    );
+    const held = holding((id) => id === 'turn.d.2');
+    await busy.process('turns', held.handler, { concurrency: 1 });
     await busy.enqueue('turns', 'turn:d:2', {}, { preferLocal: true });
     await busy.enqueue('turns', 'turn:d:3', {}, { preferLocal: true });
     // d.2 holds the one local slot, so d.3 went to the queue like any job, for whichever worker.
-    expect(ranBusy).toEqual(['turn.d.2']);
+    expect(held.ran).toEqual(['turn.d.2']);
     expect(await stateOf('turn.d.2')).toBe('delayed');
-    await until(() => ranThere.includes('turn.d.3') || ranBusy.includes('turn.d.3'), 8000, 20);
-    release();
+    await until(() => ranThere.includes('turn.d.3') || held.ran.includes('turn.d.3'), 8000, 20);
+    held.release();
     await Promise.all([here.close(), there.close(), busy.close()]);
   });
 
