@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { fork } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -21,24 +23,86 @@ const count = (what: () => string) => {
   const text = what();
   countStatements.byText.set(text, (countStatements.byText.get(text) ?? 0) + 1);
 };
+
+/**
+ * With BENCH_TIMELINE=1, what the server did and when (`performance.now()`): each SQL statement,
+ * Redis command and model request from its start to its end, and the marks the benchmark adds.
+ */
+export const timeline: { t: number; what: string }[] = [];
+const tracing = Boolean(process.env.BENCH_TIMELINE);
+export const mark = (what: string) => void (tracing && timeline.push({ t: performance.now(), what }));
+const sqlText = (first: unknown) =>
+  (typeof first === 'string'
+    ? first
+    : ((first as { name?: string; text?: string })?.name ?? (first as { text?: string })?.text ?? '?')
+  )
+    .replace(/\s+/g, ' ')
+    .slice(0, 90);
+
 const query = Client.prototype.query as (...args: unknown[]) => unknown;
 Client.prototype.query = function (this: Client, ...args: unknown[]) {
   countStatements.total++;
-  count(() => {
-    const first = args[0] as string | { text?: string; name?: string };
-    return (typeof first === 'string' ? first : (first?.name ?? first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
-  });
-  return query.apply(this, args);
+  count(() => sqlText(args[0]));
+  if (!tracing) return query.apply(this, args);
+  const label = sqlText(args[0]).slice(0, 50);
+  mark(`sql> ${label}`);
+  const done = () => mark(`sql< ${label}`);
+  const last = args.length - 1;
+  if (typeof args[last] === 'function') {
+    const callback = args[last] as (...a: unknown[]) => void;
+    args[last] = (...a: unknown[]) => (done(), callback(...a));
+    return query.apply(this, args);
+  }
+  const result = query.apply(this, args);
+  if (result instanceof Promise) result.then(done, done);
+  return result;
 } as typeof Client.prototype.query;
+const redisText = (command: { name: string; args: unknown[] }) =>
+  `redis ${command.name} ${command.name.startsWith('eval') ? String(command.args[2] ?? '').replace(/[0-9a-f-]{36}/g, '<id>') : ''}`;
 const sendCommand = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof sendCommand>) {
   countStatements.redis++;
-  count(() => {
-    const command = args[0] as unknown as { name: string; args: unknown[] };
-    return `redis ${command.name} ${command.name.startsWith('eval') ? String(command.args[2] ?? '').replace(/[0-9a-f-]{36}/g, '<id>') : ''}`;
-  });
+  const command = args[0] as unknown as { name: string; args: unknown[]; promise: Promise<unknown> };
+  count(() => redisText(command));
+  if (tracing) {
+    const label = redisText(command).slice(0, 60);
+    mark(`${label} >`);
+    const done = () => mark(`${label} <`);
+    command.promise.then(done, done);
+  }
   return sendCommand.apply(this, args);
 };
+if (tracing) {
+  subscribe('undici:request:create', (m) => mark(`model> ${(m as { request: { path: string } }).request.path}`));
+  subscribe('undici:request:headers', () => mark('model headers'));
+  subscribe('undici:request:trailers', () => mark('model end'));
+}
+
+/**
+ * The timelines of the turns of a one-conversation scenario, between the server's `http>` and
+ * `http<` marks: the `n` turns nearest the quantile `at` of their length (0.5: the median),
+ * each line in ms from the request's receipt. Empties the timeline.
+ */
+export function turnTimelines(n: number, at: number): string {
+  const turns: { t: number; what: string }[][] = [];
+  let current: { t: number; what: string }[] | null = null;
+  for (const entry of timeline) {
+    if (entry.what === 'http>') current = [];
+    current?.push(entry);
+    if (entry.what === 'http<' && current) {
+      turns.push(current);
+      current = null;
+    }
+  }
+  timeline.length = 0;
+  const length = (turn: { t: number }[]) => turn.at(-1)!.t - turn[0].t;
+  const sorted = turns.sort((a, b) => length(a) - length(b));
+  const middle = Math.min(sorted.length - 1, Math.floor(sorted.length * at));
+  return sorted
+    .slice(Math.max(0, middle - Math.floor(n / 2)), middle + Math.ceil(n / 2))
+    .map((turn) => turn.map((e) => `${(e.t - turn[0].t).toFixed(2).padStart(7)}  ${e.what}`).join('\n'))
+    .join('\n\n');
+}
 
 export interface SimulatorProcess {
   url: string;
@@ -137,4 +201,24 @@ export function startProfile(name: string): () => Promise<void> {
     await writeFile(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   };
+}
+
+/**
+ * CPU milliseconds used so far by the PostgreSQL server's processes on this machine (Linux
+ * /proc; 10 ms ticks): the database's share of a turn, which the server's own CPU leaves out.
+ */
+export function postgresCpuMs(): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return ticks * 10;
 }

@@ -6,7 +6,10 @@
  * at the same concurrency (the baseline). Run with `npm run bench:turn`; results are recorded in
  * bench/README.md. BENCH_ONLY=024 runs some scenarios (their indexes in SCENARIOS_ALL);
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each measured phase; BENCH_SQL=1 lists the
- * statements and Redis commands per turn and the server's user/system CPU.
+ * statements and Redis commands per turn, the server's user/system CPU and its event loop's
+ * delay; BENCH_TIMELINE=1 prints, for the one-conversation scenarios, the timelines of the
+ * turns nearest the median (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns):
+ * each SQL statement, Redis command and model request with its start and end.
  */
 import 'reflect-metadata';
 import { loadConfig } from '../libs/config/src';
@@ -18,9 +21,13 @@ import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
 import { testCatalog } from '../test/support/test-catalog';
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   countStatements,
   createBenchDatabase,
+  mark,
+  turnTimelines,
+  postgresCpuMs,
   percentiles,
   startProfile,
   startClientProcess,
@@ -29,7 +36,7 @@ import {
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const TURNS = Number(process.env.BENCH_TURNS ?? 12);
-const PACED_TURNS = 6;
+const PACED_TURNS = Number(process.env.BENCH_PACED_TURNS ?? 10);
 const PLAIN = { kind: 'plain', action: 'CHAT', content: 'Hello there, how are you today?' } as const;
 const TOOL = { kind: 'tool', action: 'ANSWER', content: 'Where is my order A-1001?' } as const;
 /** `paced`: each conversation waits 1–3 s (like a person) before its next message; otherwise back to back. */
@@ -60,11 +67,24 @@ async function main(): Promise<void> {
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   // The server's own view of each turn request: received -> reply written (Fastify's elapsedTime).
   const served: number[] = [];
+  const turnRequest = (request: { method: string; url: string }) =>
+    request.method === 'POST' && request.url.endsWith('/messages');
   app
     .getHttpAdapter()
     .getInstance()
+    .addHook('onRequest', (request, _reply, done) => {
+      if (turnRequest(request)) mark('http>');
+      done();
+    })
+    .addHook('onSend', (request, _reply, _payload, done) => {
+      if (turnRequest(request)) mark('http send');
+      done();
+    })
     .addHook('onResponse', (request, reply, done) => {
-      if (request.method === 'POST' && request.url.endsWith('/messages')) served.push(reply.elapsedTime);
+      if (turnRequest(request)) {
+        served.push(reply.elapsedTime);
+        mark('http<');
+      }
       done();
     });
   try {
@@ -86,10 +106,12 @@ async function main(): Promise<void> {
       let statementsBefore = 0;
       let redisBefore = 0;
       let cpu = process.cpuUsage();
+      let pgCpu = 0;
       let wall = performance.now();
       const turnsPerConversation = s.paced ? PACED_TURNS : TURNS;
       // The client warms up (one turn per conversation), then tells us it measures.
       let stopProfile = async () => undefined as void;
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 });
       const latencies = (
         await client.ask(
           { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
@@ -99,20 +121,28 @@ async function main(): Promise<void> {
             redisBefore = countStatements.redis;
             countStatements.byText.clear();
             cpu = process.cpuUsage();
+            pgCpu = postgresCpuMs();
             wall = performance.now();
+            loopDelay.enable();
             stopProfile = startProfile(`${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}`);
           },
         )
       ).times!;
       await stopProfile();
+      loopDelay.disable();
       const serverTimes = served.splice(0);
       const turns = latencies.length;
       const throughput = turns / ((performance.now() - wall) / 1000);
       const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
+      const pgCpuPerTurn = (postgresCpuMs() - pgCpu) / turns;
       if (process.env.BENCH_SQL) {
         const { user, system } = process.cpuUsage(cpu);
         process.stderr.write(
           `CPU ms/turn: user ${(user / 1000 / turns).toFixed(2)}, system ${(system / 1000 / turns).toFixed(2)}\n`,
+        );
+        const delay = (q: number) => (loopDelay.percentile(q) / 1e6).toFixed(1);
+        process.stderr.write(
+          `event loop delay ms (1 ms timer) p50/p95/p99/max: ${delay(50)} / ${delay(95)} / ${delay(99)} / ${(loopDelay.max / 1e6).toFixed(1)}\n`,
         );
       }
       const statements = (countStatements.total - statementsBefore) / turns;
@@ -120,6 +150,11 @@ async function main(): Promise<void> {
       if (process.env.BENCH_SQL)
         for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
           process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
+      if (process.env.BENCH_TIMELINE && s.concurrency === 1) {
+        const at = Number(process.env.BENCH_TIMELINE_AT ?? 0.5);
+        const timelines = turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), at);
+        process.stderr.write(`Turns nearest the p${at * 100} of their length, ms from receipt:\n${timelines}\n`);
+      }
       const events = ((await countEvents(store, all)) - eventsBefore) / (turns + all.length);
       // One turn's model requests as Parley sent them (a turn halfway through a conversation).
       const perTurn = s.kind === 'tool' ? 2 : 1;
@@ -148,6 +183,7 @@ async function main(): Promise<void> {
         ms(added),
         ms(serverAdded),
         `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
+        pgCpuPerTurn.toFixed(2),
         throughput.toFixed(0),
         events.toFixed(1),
         statements.toFixed(1),
@@ -184,6 +220,7 @@ function printTable(rows: string[][]): void {
     'added ms p50/p95/p99',
     'server-side added ms p50/p95/p99',
     'CPU ms/turn bare / Parley',
+    'PostgreSQL CPU ms/turn',
     'turns/s',
     'events/turn',
     'SQL statements/turn',

@@ -1,4 +1,5 @@
 import type { CheckpointSwap } from '@parley/event-store';
+import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
 import type { ProjectedEvent } from './projected-event';
 import type { Projection, TableNames } from './projection';
@@ -28,14 +29,35 @@ function keysByTable(projections: readonly Projection[], events: readonly Projec
   return [...byTable.values()].map(({ model, keys }) => ({ model, rows: [...keys.values()] }));
 }
 
+const statementNames = new Map<string, string>();
+
+/**
+ * A batch's statement as a prepared one, named after its text. The texts differ only by the
+ * tables a batch touches, so there are few, and each is parsed and planned once per connection:
+ * for a tool turn's batch that work cost PostgreSQL more than running the statements (a write of
+ * about 2.5 ms took 0.5–0.8 ms prepared, a load about 1 ms took 0.4–0.6 ms). A table replaced by
+ * a rebuild is picked up by name again: PostgreSQL re-analyses a prepared statement whose tables
+ * changed.
+ */
+function prepared(text: string): { name: string; text: string } {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `parley_rm_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text };
+}
+
 /** The stored rows of every key, in one statement: one sub-select per table. */
 async function load(db: ClientBase, reads: TableRows[], names: TableNames): Promise<Map<string, Map<string, Row>>> {
   const stored = new Map<string, Map<string, Row>>();
   if (reads.length === 0) return stored;
-  const { rows } = await db.query<Record<string, Row[] | null>>(
-    `select ${reads.map(({ model }, i) => `${selectRows(model, names(model.table), i + 1)} as t${i}`).join(',\n')}`,
-    reads.map(({ rows: keys }) => toJson(keys)),
-  );
+  const { rows } = await db.query<Record<string, Row[] | null>>({
+    ...prepared(
+      `select ${reads.map(({ model }, i) => `${selectRows(model, names(model.table), i + 1)} as t${i}`).join(',\n')}`,
+    ),
+    values: reads.map(({ rows: keys }) => toJson(keys)),
+  });
   reads.forEach(({ model }, i) =>
     stored.set(model.table, new Map((rows[0][`t${i}`] ?? []).map((row) => [keyOf(model, row), row]))),
   );
@@ -59,10 +81,10 @@ async function write(db: ClientBase, writes: TableRows[], names: TableNames, swa
   if (parts.length === 0) return true;
   // The CTEs run against one snapshot and each writes a table of its own, so none sees or
   // touches another's rows.
-  const { rows } = await db.query<{ moved: boolean }>(
-    `with ${parts.join(',\n')} select ${swap ? 'exists (select from swap)' : 'true'} as moved`,
+  const { rows } = await db.query<{ moved: boolean }>({
+    ...prepared(`with ${parts.join(',\n')} select ${swap ? 'exists (select from swap)' : 'true'} as moved`),
     values,
-  );
+  });
   return rows[0].moved;
 }
 

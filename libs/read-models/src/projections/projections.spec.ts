@@ -227,17 +227,23 @@ describe('read-model projections', () => {
     expect(await dump()).toEqual(after);
   });
 
-  it('projects a burst of appends in two statements on its own connection: one load, one write of every read model with the checkpoint', async () => {
+  it('projects a burst of appends in two prepared statements on its own connection: one load, one write of every read model with the checkpoint', async () => {
     await caughtUp();
-    const sent: { client: Client; sql: string }[] = [];
+    const sent: { client: Client; sql: string; name?: string }[] = [];
     const original = Client.prototype.query as (...args: unknown[]) => unknown;
     const query = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
       const sql = args[0];
-      sent.push({ client: this, sql: typeof sql === 'string' ? sql : (sql as { text: string }).text });
+      sent.push(
+        typeof sql === 'string'
+          ? { client: this, sql }
+          : { client: this, sql: (sql as { text: string }).text, name: (sql as { name?: string }).name },
+      );
       return original.apply(this, args) as never;
     });
     let id: string;
     try {
+      await appendConversation();
+      await caughtUp();
       id = await appendConversation();
       await caughtUp();
     } finally {
@@ -245,11 +251,20 @@ describe('read-model projections', () => {
     }
     // The projector's connection is the one that moved the checkpoint.
     const projector = sent.find(({ sql }) => sql.includes('update es_checkpoints set position'))?.client;
-    const batch = sent.filter(({ client }) => client === projector).map(({ sql }) => sql);
+    const batches = sent.filter(({ client }) => client === projector);
+    const batch = batches.map(({ sql }) => sql);
     expect(batch).toEqual([
       expect.stringMatching(/^select \(select json_agg\(t\) from rm_conversations t/),
       expect.stringMatching(/^with swap as \(update es_checkpoints set position/),
+      expect.stringMatching(/^select \(select json_agg\(t\) from rm_conversations t/),
+      expect.stringMatching(/^with swap as \(update es_checkpoints set position/),
     ]);
+    // Named, so the connection parses and plans each once: the second burst reuses them.
+    const names = batches.map(({ name }) => name);
+    expect(names[0]).toMatch(/^parley_rm_[0-9a-f]{32}$/);
+    expect(names[1]).toMatch(/^parley_rm_[0-9a-f]{32}$/);
+    expect(names[0]).not.toBe(names[1]);
+    expect(names.slice(2)).toEqual(names.slice(0, 2));
     const [load, write] = batch;
     // Every table whose rows are folded is read; the daily totals are only added to.
     const loaded = TABLES.filter((table) => load.includes(`from ${table} t`));
