@@ -39,16 +39,23 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 12);
 const PACED_TURNS = Number(process.env.BENCH_PACED_TURNS ?? 10);
 const PLAIN = { kind: 'plain', action: 'CHAT', content: 'Hello there, how are you today?' } as const;
 const TOOL = { kind: 'tool', action: 'ANSWER', content: 'Where is my order A-1001?' } as const;
-/** `paced`: each conversation waits 1–3 s (like a person) before its next message; otherwise back to back. */
+/**
+ * `paced`: each conversation waits 1–3 s (like a person) before its next message; otherwise back
+ * to back. `split`: the commands go to a second instance without a worker (a command API beside a
+ * worker), so the turn job goes through the queue and the waiting command hears of its end from
+ * the worker instance.
+ */
 const SCENARIOS_ALL = [
-  { ...PLAIN, concurrency: 1, conversations: 12, paced: false },
-  { ...TOOL, concurrency: 1, conversations: 12, paced: false },
-  { ...PLAIN, concurrency: 50, conversations: 1, paced: false },
-  { ...TOOL, concurrency: 50, conversations: 1, paced: false },
-  { ...PLAIN, concurrency: 50, conversations: 1, paced: true },
-  { ...TOOL, concurrency: 50, conversations: 1, paced: true },
+  { ...PLAIN, concurrency: 1, conversations: 12, paced: false, split: false },
+  { ...TOOL, concurrency: 1, conversations: 12, paced: false, split: false },
+  { ...PLAIN, concurrency: 50, conversations: 1, paced: false, split: false },
+  { ...TOOL, concurrency: 50, conversations: 1, paced: false, split: false },
+  { ...PLAIN, concurrency: 50, conversations: 1, paced: true, split: false },
+  { ...TOOL, concurrency: 50, conversations: 1, paced: true, split: false },
+  { ...PLAIN, concurrency: 1, conversations: 12, paced: false, split: true },
+  { ...TOOL, concurrency: 1, conversations: 12, paced: false, split: true },
 ];
-const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '012345').includes(String(i)));
+const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '01234567').includes(String(i)));
 
 async function main(): Promise<void> {
   const db = await createBenchDatabase();
@@ -65,31 +72,38 @@ async function main(): Promise<void> {
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  // The command API of the split scenarios (the same server without the worker, in this process),
+  // started before the first of them, so its projector stays on standby behind the server's.
+  let front: typeof app | null = null;
   // The server's own view of each turn request: received -> reply written (Fastify's elapsedTime).
   const served: number[] = [];
   const turnRequest = (request: { method: string; url: string }) =>
     request.method === 'POST' && request.url.endsWith('/messages');
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRequest', (request, _reply, done) => {
-      if (turnRequest(request)) mark('http>');
-      done();
-    })
-    .addHook('onSend', (request, _reply, _payload, done) => {
-      if (turnRequest(request)) mark('http send');
-      done();
-    })
-    .addHook('onResponse', (request, reply, done) => {
-      if (turnRequest(request)) {
-        served.push(reply.elapsedTime);
-        mark('http<');
-      }
-      done();
-    });
+  const instrument = (instance: typeof app) =>
+    instance
+      .getHttpAdapter()
+      .getInstance()
+      .addHook('onRequest', (request, _reply, done) => {
+        if (turnRequest(request)) mark('http>');
+        done();
+      })
+      .addHook('onSend', (request, _reply, _payload, done) => {
+        if (turnRequest(request)) mark('http send');
+        done();
+      })
+      .addHook('onResponse', (request, reply, done) => {
+        if (turnRequest(request)) {
+          served.push(reply.elapsedTime);
+          mark('http<');
+        }
+        done();
+      });
+  instrument(app);
   try {
     await app.listen(0, '127.0.0.1');
-    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    const urlOf = (instance: typeof app) =>
+      `http://127.0.0.1:${(instance.getHttpServer().address() as { port: number }).port}`;
+    const mainUrl = urlOf(app);
     await app.get(CatalogService).apply(testCatalog(sim.url), { dryRun: false });
     client = await startClientProcess();
     // Conversations are driven as a client service with an API key of its own, as in production.
@@ -97,6 +111,16 @@ async function main(): Promise<void> {
     const store = app.get<EventStore>(EVENT_STORE);
     const rows: string[][] = [];
     for (const s of SCENARIOS) {
+      if (s.split && !front) {
+        front = await createHttpApp(
+          AppModule.forRoot(config, { worker: false }),
+          config,
+          createLogger({ level: 'silent' }),
+        );
+        instrument(front);
+        await front.listen(0, '127.0.0.1');
+      }
+      const url = s.split && front ? urlOf(front) : mainUrl;
       const lanes: string[][] = [];
       for (let i = 0; i < s.concurrency; i++)
         lanes.push((await client.ask({ kind: 'create', url, key, count: s.conversations, actionCode: s.action })).ids!);
@@ -124,7 +148,9 @@ async function main(): Promise<void> {
             pgCpu = postgresCpuMs();
             wall = performance.now();
             loopDelay.enable();
-            stopProfile = startProfile(`${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}`);
+            stopProfile = startProfile(
+              `${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}${s.split ? '-split' : ''}`,
+            );
           },
         )
       ).times!;
@@ -176,7 +202,7 @@ async function main(): Promise<void> {
       const serverAdded = percentiles(serverTimes.map((l) => l - model));
       const base = percentiles(baseline.times!);
       rows.push([
-        `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}`,
+        `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`,
         String(turns),
         ms(base),
         ms(turn),
@@ -194,6 +220,7 @@ async function main(): Promise<void> {
     printTable(rows);
   } finally {
     client?.close();
+    await front?.close();
     await app.close();
     sim.close();
     await db.drop();

@@ -95,6 +95,36 @@ describe('two instances: a kept conversation state is never acted on stale', () 
     expect(kept).toMatchObject({ fresh: false, revision: head, state: { status: 'CO' } });
   });
 
+  it("answers a waiting command when the worker instance announces the turn's end, not at its next read of the stream", async () => {
+    // This front would read the stream only every minute; the announcement must wake it.
+    const config = { ...worker.config, turn: { ...worker.config.turn, waitPollMs: 60_000 } };
+    const patient = await createHttpApp(
+      AppModule.forRoot(config, { worker: false }),
+      config,
+      createLogger({ level: 'silent' }),
+    );
+    try {
+      await patient.listen(0, '127.0.0.1');
+      const via = callerOf(`http://127.0.0.1:${(patient.getHttpServer().address() as { port: number }).port}`);
+      const id = (await via('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+        .conversationId as string;
+      // The first waiting command opens the front's subscription; it may lose that race.
+      await via('POST', `/api/v1/conversations/${id}/messages`, { content: 'one', timeoutMs: 5_000 });
+
+      const started = Date.now();
+      const reply = await via('POST', `/api/v1/conversations/${id}/messages`, { content: 'two', timeoutMs: 20_000 });
+
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({ status: 'CO', reply: expect.any(String) });
+      // Without the announcement it would have answered at its timeout, 20 s on.
+      expect(Date.now() - started).toBeLessThan(10_000);
+      const events = await store.readStream(`conversation-${id}`);
+      expect(events.filter((e) => e.type === 'ConversationCompleted')).toHaveLength(2);
+    } finally {
+      await patient.close();
+    }
+  }, 40_000);
+
   it('stops a turn running on the worker instance within a second of a kill taken by the other one', async () => {
     worker.simulator.setLatency(200);
     worker.simulator.script([

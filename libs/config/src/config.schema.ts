@@ -98,6 +98,7 @@ export const envSchema = z.object({
   TOOL_CALL_TIMEOUT_MS: int(30_000, 100),
   QUESTION_TIMEOUT_MS: int(300_000, 1000),
   STUCK_AFTER_MS: int(600_000, 1000),
+  TURN_WAIT_POLL_MS: int(100, 10),
   QUEUE_LOCK_MS: int(30_000, 500),
   TOOL_HTTP_ALLOWED_HOSTS: z.string().default(''),
 

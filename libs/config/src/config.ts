@@ -75,6 +75,8 @@ export function toConfig(env: Env) {
       toolCallTimeoutMs: env.TOOL_CALL_TIMEOUT_MS,
       questionTimeoutMs: env.QUESTION_TIMEOUT_MS,
       stuckAfterMs: env.STUCK_AFTER_MS,
+      /** How often a command waiting for a turn run elsewhere reads the stream when no announcement came. */
+      waitPollMs: env.TURN_WAIT_POLL_MS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
     telemetry: {

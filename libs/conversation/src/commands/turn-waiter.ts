@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
 import { evolve } from '../domain/conversation.evolve';
 import type { ConversationState } from '../domain/conversation.state';
 import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
@@ -23,8 +24,6 @@ export interface TurnWatch {
   close(): void;
 }
 
-const POLL_MS = 100;
-
 /** Events after which a turn may have left RU: the only appends worth waking a waiter for. */
 const TURN_BOUNDARIES: ReadonlySet<string> = new Set([
   'ConversationCompleted',
@@ -39,14 +38,16 @@ const TURN_BOUNDARIES: ReadonlySet<string> = new Set([
 
 /**
  * Waits until a turn ends or pauses (the conversation leaves RU). Wakes on this process's
- * appends, taking the state they folded to, and polls the stream for a worker in another
- * process; never blocks a thread.
+ * appends, taking the state they folded to; for a turn a worker in another process runs, reads
+ * the stream when that worker announces the turn (ConversationSignals), and every
+ * `turn.waitPollMs` whatever comes. Never blocks a thread.
  */
 @Injectable()
 export class TurnWaiter {
   constructor(
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(ConversationSignals) private readonly signals: ConversationSignals,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /**
@@ -55,20 +56,29 @@ export class TurnWaiter {
    */
   watch(conversationId: string): TurnWatch {
     let newest: AppendedSignal | null = null;
+    /** Another process announced a turn of this conversation: read the stream now. */
+    let announced = false;
     let wake: () => void = () => undefined;
     const off = this.signals.onAppended(conversationId, (signal) => {
       if (!signal.types.some((t) => TURN_BOUNDARIES.has(t))) return;
       if (!newest || signal.revision > newest.revision) newest = signal;
       wake();
     });
+    const offAnnounced = this.signals.onAnnounced(conversationId, () => {
+      announced = true;
+      wake();
+    });
+    const pollMs = this.config.turn.waitPollMs;
     const until = async (from: WaitFrom, timeoutMs: number, readNow = false): Promise<Waited> => {
       const deadline = Date.now() + timeoutMs;
       let { state, revision, position } = from;
       for (let polled = readNow; ; polled = true) {
         const boundary = newest as AppendedSignal | null;
         newest = null;
+        const read = polled || announced;
+        announced = false;
         if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
-        else if (polled) {
+        else if (read) {
           const before = revision;
           for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
             state = evolve(state, toEnvelope(event));
@@ -83,9 +93,9 @@ export class TurnWaiter {
         if (state.status !== 'RU') return { state, position, done: true };
         const left = deadline - Date.now();
         if (left <= 0) return { state, position, done: false };
-        if (newest) continue;
+        if (newest || announced) continue;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(left, POLL_MS));
+          const timer = setTimeout(resolve, Math.min(left, pollMs));
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -94,6 +104,12 @@ export class TurnWaiter {
         wake = () => undefined;
       }
     };
-    return { until, close: off };
+    return {
+      until,
+      close: () => {
+        off();
+        offAnnounced();
+      },
+    };
   }
 }

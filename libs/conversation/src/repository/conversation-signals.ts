@@ -1,4 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import { REDIS, type Redis } from '@parley/platform';
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Appended } from './conversation.repository';
 
@@ -8,12 +11,27 @@ export interface AppendedSignal extends Appended {
 }
 
 /**
- * In-process notifications about conversations: a stream was appended to (wakes waiters), or
- * a running turn must stop now (kill). Other processes notice the same through the store.
+ * Notifications about conversations: a stream was appended to in this process (wakes waiters),
+ * a running turn must stop now (kill), and, across processes through Redis pub/sub, a turn run
+ * by another process than the one that took its command may have ended or paused (`announce`),
+ * so a command waiting there reads the stream at once instead of at its next poll. Anything
+ * else other processes do is noticed through the store.
  */
 @Injectable()
-export class ConversationSignals {
+export class ConversationSignals implements OnModuleDestroy {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  /** This process, so it skips its own announcements (its waiters heard the append itself). */
+  private readonly origin = randomUUID();
+  private readonly channel: string;
+  /** The connection announcements arrive on, opened when the first waiter listens for them. */
+  private subscriber: Redis | null = null;
+
+  constructor(
+    @Optional() @Inject(REDIS) private readonly redis: Redis | null = null,
+    @Optional() @Inject(CONFIG) config?: Config,
+  ) {
+    this.channel = `${config?.prefix ?? 'parley'}:turn-announcements`;
+  }
 
   appended(conversationId: string, signal: AppendedSignal): void {
     this.emitter.emit(`appended:${conversationId}`, signal);
@@ -31,5 +49,37 @@ export class ConversationSignals {
   onAbort(conversationId: string, listener: () => void): () => void {
     this.emitter.on(`abort:${conversationId}`, listener);
     return () => this.emitter.off(`abort:${conversationId}`, listener);
+  }
+
+  /** Tells the other processes that a turn of `conversationId` ran here and may have ended or paused. */
+  async announce(conversationId: string): Promise<void> {
+    await this.redis?.publish(this.channel, `${this.origin} ${conversationId}`);
+  }
+
+  /** `listener` runs when another process announces a turn of `conversationId` (see `announce`). */
+  onAnnounced(conversationId: string, listener: () => void): () => void {
+    this.listen();
+    this.emitter.on(`announced:${conversationId}`, listener);
+    return () => this.emitter.off(`announced:${conversationId}`, listener);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = null;
+    await subscriber?.quit().catch(() => subscriber.disconnect());
+  }
+
+  private listen(): void {
+    if (!this.redis || this.subscriber) return;
+    // A subscribed connection takes no other commands: this one is used for nothing else. Its
+    // SUBSCRIBE waits for the connection (the shared one fails commands while it is down), and
+    // ioredis subscribes again after a reconnect; meanwhile waiters fall back to their polls.
+    const subscriber = (this.subscriber = this.redis.duplicate({ enableOfflineQueue: true }));
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (_channel: string, message: string) => {
+      const [origin, conversationId] = message.split(' ');
+      if (origin !== this.origin) this.emitter.emit(`announced:${conversationId}`);
+    });
+    subscriber.subscribe(this.channel).catch(() => undefined);
   }
 }

@@ -77,19 +77,23 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     const attempts: string[] = [];
     await here.process(
       'turns',
-      async () => {
-        attempts.push('here');
+      async (_d, job) => {
+        attempts.push(`here:${job.attempt}:${job.local ? 'local' : 'fetched'}`);
         throw new Error('provider down');
       },
       { concurrency: 4 },
     );
-    await there.process('turns', async (_d, job) => void attempts.push(`there:${job.attempt}`), { concurrency: 4 });
+    await there.process(
+      'turns',
+      async (_d, job) => void attempts.push(`there:${job.attempt}:${job.local ? 'local' : 'fetched'}`),
+      { concurrency: 4 },
+    );
 
     await here.enqueue('turns', 'turn:b:1', {}, { preferLocal: true });
 
     await until(() => attempts.length >= 2, 8000, 20);
-    expect(attempts[0]).toBe('here');
-    expect(attempts).toContain('there:1');
+    expect(attempts[0]).toBe('here:1:local');
+    expect(attempts).toContain('there:1:fetched');
     await Promise.all([here.close(), there.close()]);
   });
 
