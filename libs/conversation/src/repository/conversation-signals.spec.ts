@@ -1,5 +1,6 @@
 import { loadConfig } from '@parley/config';
 import { connectedRedis, type Redis } from '@parley/platform';
+import { until } from '@parley/testing';
 import { randomBytes } from 'node:crypto';
 import { ConversationSignals } from './conversation-signals';
 
@@ -26,14 +27,15 @@ describe('ConversationSignals announcements across processes', () => {
   });
 
   /** Resolves once `count` connections listen on the channel. */
-  async function subscribers(count: number): Promise<void> {
-    for (const deadline = Date.now() + 5_000; ;) {
-      const [, n] = (await connections[0].pubsub('NUMSUB', channel)) as [string, number];
-      if (Number(n) >= count) return;
-      if (Date.now() > deadline) throw new Error(`${n} of ${count} subscribers`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
+  const subscribers = (count: number) =>
+    until(
+      async () => {
+        const [, n] = (await connections[0].pubsub('NUMSUB', channel)) as [string, number];
+        return Number(n) >= count;
+      },
+      5_000,
+      10,
+    );
 
   it("tells the other process's listeners of that conversation, and not this process's own", async () => {
     const heard: string[] = [];
@@ -47,10 +49,7 @@ describe('ConversationSignals announcements across processes', () => {
     await here.announce('c-1');
     // A second announcement, from the other side, marks when the first must have arrived.
     await there.announce('c-2');
-    for (const deadline = Date.now() + 5_000; !heard.includes('there c-1');) {
-      if (Date.now() > deadline) throw new Error(`heard only ${heard.join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(() => heard.includes('there c-1'), 5_000, 10);
     await new Promise((resolve) => setTimeout(resolve, 50));
 
     expect(heard).toEqual(['there c-1']);
@@ -65,10 +64,7 @@ describe('ConversationSignals announcements across processes', () => {
     off();
 
     await here.announce('c-3');
-    for (const deadline = Date.now() + 5_000; heard.length === 0;) {
-      if (Date.now() > deadline) throw new Error('nothing heard');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(() => heard.length > 0, 5_000, 10);
 
     expect(heard).toEqual(['second']);
   });
