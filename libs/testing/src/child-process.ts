@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
@@ -32,4 +32,33 @@ export async function waitForHttp(
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+}
+
+/**
+ * A Redis server of the test's own on `port` (the machine's `redis-server`, nothing kept on
+ * disk), resolved once it accepts connections: for tests that stop Redis, which must never stop
+ * the machine's shared one.
+ */
+export async function startRedisServer(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += String(chunk);
+      if (out.includes('Ready to accept connections')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+  });
+  return child;
+}
+
+/** Kills `child` (SIGKILL) and waits for it to exit; nothing when it has already. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
 }

@@ -7,7 +7,7 @@ export {
   type TestDatabase,
 } from './test-database';
 export { deciderSpec, type Decider } from './decider-spec';
-export { freePort, waitForHttp } from './child-process';
+export { freePort, killProcess, startRedisServer, waitForHttp } from './child-process';
 export { until } from './until';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';

@@ -1,6 +1,6 @@
 import { loadConfig } from '@parley/config';
 import { connectedRedis, type Redis } from '@parley/platform';
-import { until } from '@parley/testing';
+import { freePort, killProcess, startRedisServer, until } from '@parley/testing';
 import { randomBytes } from 'node:crypto';
 import { ConversationSignals } from './conversation-signals';
 
@@ -68,6 +68,38 @@ describe('ConversationSignals announcements across processes', () => {
 
     expect(heard).toEqual(['second']);
   });
+
+  it('listens once Redis is back when it was down as the first listener came', async () => {
+    const port = await freePort();
+    let server = await startRedisServer(port);
+    const url = `redis://127.0.0.1:${port}`;
+    const [listening, announcing] = await Promise.all([connectedRedis(url), connectedRedis(url)]);
+    const listener = new ConversationSignals(listening, config);
+    const announcer = new ConversationSignals(announcing, config);
+    try {
+      await killProcess(server);
+      const heard: string[] = [];
+      listener.onAnnounced('c-4', () => heard.push('c-4'));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      server = await startRedisServer(port);
+
+      await until(
+        async () => {
+          await announcer.announce('c-4').catch(() => undefined);
+          return heard.length > 0;
+        },
+        15_000,
+        200,
+      );
+
+      expect(heard[0]).toBe('c-4');
+    } finally {
+      await Promise.all([listener.onModuleDestroy(), announcer.onModuleDestroy()]);
+      listening.disconnect();
+      announcing.disconnect();
+      await killProcess(server);
+    }
+  }, 30_000);
 
   it('without Redis, announces to no one and opens nothing', async () => {
     const alone = new ConversationSignals(null, config);

@@ -72,9 +72,13 @@ export class ConversationSignals implements OnModuleDestroy {
   private listen(): void {
     if (!this.redis || this.subscriber) return;
     // A subscribed connection takes no other commands: this one is used for nothing else. Its
-    // SUBSCRIBE waits for the connection (the shared one fails commands while it is down), and
-    // ioredis subscribes again after a reconnect; meanwhile waiters fall back to their polls.
-    const subscriber = (this.subscriber = this.redis.duplicate({ enableOfflineQueue: true }));
+    // SUBSCRIBE waits for Redis however long it is down (the shared connection fails commands
+    // instead), and ioredis subscribes again after a reconnect; meanwhile waiters fall back to
+    // their polls.
+    const subscriber = (this.subscriber = this.redis.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+    }));
     subscriber.on('error', () => undefined);
     subscriber.on('message', (_channel: string, message: string) => {
       const [origin, conversationId] = message.split(' ');

@@ -1,38 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { ConfigModule, loadConfig } from '@parley/config';
 import { DatabaseModule, RedisModule } from '@parley/platform';
-import { createTestDatabase, freePort, type TestDatabase } from '@parley/testing';
+import { createTestDatabase, freePort, killProcess, startRedisServer, type TestDatabase } from '@parley/testing';
 import { HttpErrorFilter } from '@parley/transport';
 import { ObservabilityModule } from '../observability.module';
-
-/** A Redis of this test's own: the machine's shared Redis is never stopped. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += String(chunk);
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
-  });
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGKILL');
-  await once(child, 'exit');
-}
 
 async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -52,7 +25,7 @@ describe('GET /health/ready', () => {
   beforeAll(async () => {
     db = await createTestDatabase('readiness');
     port = await freePort();
-    redis = await startRedis(port);
+    redis = await startRedisServer(port);
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}` });
     const moduleRef = await Test.createTestingModule({
       imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), RedisModule.forRoot(), ObservabilityModule],
@@ -65,7 +38,7 @@ describe('GET /health/ready', () => {
 
   afterAll(async () => {
     await app?.close();
-    if (redis) await stop(redis);
+    if (redis) await killProcess(redis);
     await db?.drop();
   });
 
@@ -76,7 +49,7 @@ describe('GET /health/ready', () => {
     expect(before.statusCode).toBe(200);
     expect(before.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok', nats: 'disabled' } });
 
-    await stop(redis);
+    await killProcess(redis);
     const down = await eventually(ready, (r) => r.statusCode === 503);
     expect(down.statusCode).toBe(503);
     expect(down.json()).toEqual({
@@ -87,7 +60,7 @@ describe('GET /health/ready', () => {
       },
     });
 
-    redis = await startRedis(port);
+    redis = await startRedisServer(port);
     const back = await eventually(ready, (r) => r.statusCode === 200);
     expect(back.statusCode).toBe(200);
     expect(back.json().checks.redis).toBe('ok');
