@@ -28,7 +28,7 @@ const count = (what: () => string) => {
  * With BENCH_TIMELINE=1, what the server did and when (`performance.now()`): each SQL statement,
  * Redis command and model request from its start to its end, and the marks the benchmark adds.
  */
-export const timeline: { t: number; what: string }[] = [];
+const timeline: { t: number; what: string }[] = [];
 const tracing = Boolean(process.env.BENCH_TIMELINE);
 export const mark = (what: string) => void (tracing && timeline.push({ t: performance.now(), what }));
 const sqlText = (first: unknown) =>

@@ -37,6 +37,12 @@ export function runnerContract(h: () => ContractHarness): void {
       );
       return rows[0];
     };
+    /** Appends ten events to a new stream of `category`; `runner` must apply each exactly once. */
+    const appliesTenOnce = async (runner: SubscriptionRunner, subscriptionId: string, category: string) => {
+      const { position } = await h().store.append(newStream(category), events(10));
+      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+      expect(await effects(subscriptionId)).toEqual({ total: 10, distinct: 10 });
+    };
 
     const record = (subscriptionId: string, list: RecordedEvent[], tx: PoolClient) =>
       tx.query('insert into contract_effects (subscription_id, event_id) select $1, unnest($2::text[])', [
@@ -68,21 +74,18 @@ export function runnerContract(h: () => ContractHarness): void {
     ) => track(runSubscription({ ...settings(subscriptionId, category), handle, ...more }));
 
     it('a handler that throws after writing leaves no effect; the retry applies it once', async () => {
-      const { store } = h();
       const [id, category] = [`throw-${newCategory()}`, newCategory()];
       let failures = 0;
       const runner = start(id, category, async (list, tx) => {
         await record(id, list, tx);
         if (failures++ < 2) throw new Error('crash between the write and the checkpoint');
       });
-      const { position } = await store.append(newStream(category), events(10));
-      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
-      expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+      await appliesTenOnce(runner, id, category);
       expect(runner.lastError).toMatchObject({ message: 'crash between the write and the checkpoint' });
     });
 
     it('a connection killed before the commit leaves no effect; the retry applies it once', async () => {
-      const { store, pool } = h();
+      const { pool } = h();
       const [id, category] = [`kill-${newCategory()}`, newCategory()];
       let kills = 0;
       const runner = start(id, category, async (list, tx) => {
@@ -92,9 +95,7 @@ export function runnerContract(h: () => ContractHarness): void {
           await pool.query('select pg_terminate_backend($1)', [rows[0].pid]);
         }
       });
-      const { position } = await store.append(newStream(category), events(10));
-      expect(await runner.waitForPosition(position, 15_000)).toBe(true);
-      expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+      await appliesTenOnce(runner, id, category);
       expect(kills).toBeGreaterThan(2);
     });
 
@@ -204,21 +205,18 @@ export function runnerContract(h: () => ContractHarness): void {
       ) => track(runSubscription({ ...settings(id, category), writeBatch, ...more }));
 
       it('applies each event once, also when its connection dies before the write', async () => {
-        const { store } = h();
         const [id, category] = [`batch-kill-${newCategory()}`, newCategory()];
         let kills = 0;
         const runner = startWriting(id, category, async (list, db, checkpoint) => {
           if (kills++ < 2) await db.query('select pg_terminate_backend(pg_backend_pid())');
           return recordGuarded(id, list, db, checkpoint);
         });
-        const { position } = await store.append(newStream(category), events(10));
-        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
-        expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
+        await appliesTenOnce(runner, id, category);
         expect(kills).toBeGreaterThan(2);
       });
 
       it('writes nothing when the checkpoint moved between the batch read and its write', async () => {
-        const { store, pool } = h();
+        const { pool } = h();
         const [id, category] = [`batch-moved-${newCategory()}`, newCategory()];
         const moved: boolean[] = [];
         const runner = startWriting(id, category, async (list, db, checkpoint) => {
@@ -230,11 +228,9 @@ export function runnerContract(h: () => ContractHarness): void {
           moved.push(await recordGuarded(id, list, db, checkpoint));
           return moved[moved.length - 1];
         });
-        const { position } = await store.append(newStream(category), events(10));
-        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        await appliesTenOnce(runner, id, category);
         // The second batch lost its compare-and-set; the runner went back to the reset checkpoint.
         expect(moved.slice(0, 3)).toEqual([true, false, true]);
-        expect(await effects(id)).toEqual({ total: 10, distinct: 10 });
       });
 
       it('moves the checkpoint past events its filter skips without calling writeBatch', async () => {

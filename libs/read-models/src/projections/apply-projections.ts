@@ -82,7 +82,7 @@ async function write(db: ClientBase, writes: TableRows[], names: TableNames, swa
   // The CTEs run against one snapshot and each writes a table of its own, so none sees or
   // touches another's rows.
   const { rows } = await db.query<{ moved: boolean }>({
-    ...prepared(`with ${parts.join(',\n')} select ${swap ? 'exists (select from swap)' : 'true'} as moved`),
+    ...prepared(`with ${parts.join(',\n')} select ${guard ?? 'true'} as moved`),
     values,
   });
   return rows[0].moved;
