@@ -1,13 +1,19 @@
 /**
  * The simulator in a process of its own for the turn benchmark, as a real model endpoint would
  * be: its CPU does not share the server's event loop. Prints its URL, then answers the parent's
- * IPC questions: `{ requestsFrom: n }` -> the bodies of the chat requests received from the n-th on.
+ * IPC questions: `{ requestsFrom: n }` -> the bodies of the chat requests received from the n-th on;
+ * `{ durations: ids }` -> its own time on each of those requests (by `x-request-id`), in ms.
  */
-import { demoScript, startSimulator } from '../libs/testing/src';
+import { demoScript, startSimulator, type RecordedRequest } from '../libs/testing/src';
 
 async function main(): Promise<void> {
   const sim = await startSimulator({ rules: demoScript, latencyMs: 0 });
-  process.on('message', (message: { requestsFrom?: number }) => {
+  const byId = new Map<string, RecordedRequest>();
+  process.on('message', (message: { requestsFrom?: number; durations?: string[] }) => {
+    if (message.durations) {
+      for (const r of sim.requests.slice(byId.size)) byId.set(r.id, r);
+      return process.send!({ durations: message.durations.map((id) => byId.get(id)?.durationMs ?? Number.NaN) });
+    }
     if (message.requestsFrom === undefined) return;
     const bodies = sim.requests
       .slice(message.requestsFrom)

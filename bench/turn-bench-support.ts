@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { fork } from 'node:child_process';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -72,6 +73,29 @@ Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof 
   }
   return sendCommand.apply(this, args);
 };
+/**
+ * The simulator's requests each turn request's turn made, by the `x-request-id` the simulator
+ * names each response with. A turn request enters its scope when the server has read it; the turn
+ * it starts runs in the same async context (a job started here runs from the command's own
+ * call), so its model requests find the scope.
+ */
+const turnScope = new AsyncLocalStorage<string[]>();
+const modelRequests = new WeakMap<object, string[]>();
+export function enterTurnScope(): string[] {
+  const ids: string[] = [];
+  turnScope.enterWith(ids);
+  return ids;
+}
+subscribe('undici:request:create', (m) => {
+  const ids = turnScope.getStore();
+  if (ids) modelRequests.set((m as { request: object }).request, ids);
+});
+subscribe('undici:request:headers', (m) => {
+  const { request, response } = m as { request: object; response: { headers: Buffer[] } };
+  const ids = modelRequests.get(request);
+  const at = response.headers.findIndex((h, i) => i % 2 === 0 && h.toString().toLowerCase() === 'x-request-id');
+  if (ids && at >= 0) ids.push(response.headers[at + 1].toString());
+});
 if (tracing) {
   subscribe('undici:request:create', (m) => mark(`model> ${(m as { request: { path: string } }).request.path}`));
   subscribe('undici:request:headers', () => mark('model headers'));
@@ -110,25 +134,29 @@ export interface SimulatorProcess {
   requestCount(): Promise<number>;
   /** The bodies of the chat requests received from the `from`-th request on. */
   requestsFrom(from: number): Promise<Record<string, unknown>[]>;
+  /** The simulator's own time on each of these requests (by `x-request-id`), in ms. */
+  durations(ids: string[]): Promise<number[]>;
   close(): void;
 }
 
 /** The simulator (zero latency, demo script) in a child process: bench/simulator-process.ts. */
 export function startSimulatorProcess(): Promise<SimulatorProcess> {
   const child = fork(join(__dirname, 'simulator-process.ts'), [], { execArgv: ['-r', './tools/register.js'] });
-  const ask = (from: number) =>
-    new Promise<{ count: number; bodies: Record<string, unknown>[] }>((resolve) => {
+  const ask = <T>(question: object) =>
+    new Promise<T>((resolve) => {
       child.once('message', resolve as (m: unknown) => void);
-      child.send({ requestsFrom: from });
+      child.send(question);
     });
+  type Requests = { count: number; bodies: Record<string, unknown>[] };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the simulator process exited (${code})`)));
     child.once('message', (m: { url: string }) =>
       resolve({
         url: m.url,
-        requestCount: async () => (await ask(Number.MAX_SAFE_INTEGER)).count,
-        requestsFrom: async (from) => (await ask(from)).bodies,
+        requestCount: async () => (await ask<Requests>({ requestsFrom: Number.MAX_SAFE_INTEGER })).count,
+        requestsFrom: async (from) => (await ask<Requests>({ requestsFrom: from })).bodies,
+        durations: async (ids) => (await ask<{ durations: number[] }>({ durations: ids })).durations,
         close: () => child.disconnect(),
       }),
     );

@@ -25,6 +25,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   countStatements,
   createBenchDatabase,
+  enterTurnScope,
   mark,
   turnTimelines,
   postgresCpuMs,
@@ -75,8 +76,11 @@ async function main(): Promise<void> {
   // The command API of the split scenarios (the same server without the worker, in this process),
   // started before the first of them, so its projector stays on standby behind the server's.
   let front: typeof app | null = null;
-  // The server's own view of each turn request: received -> reply written (Fastify's elapsedTime).
+  // The server's own view of each turn request: received -> reply written (Fastify's elapsedTime),
+  // and the simulator's requests its turn made.
   const served: number[] = [];
+  const modelRequests: string[][] = [];
+  const scopes = new WeakMap<object, string[]>();
   const turnRequest = (request: { method: string; url: string }) =>
     request.method === 'POST' && request.url.endsWith('/messages');
   const instrument = (instance: typeof app) =>
@@ -87,6 +91,11 @@ async function main(): Promise<void> {
         if (turnRequest(request)) mark('http>');
         done();
       })
+      // After the body is read (its stream events run outside the request's async context).
+      .addHook('preHandler', (request, _reply, done) => {
+        if (turnRequest(request)) scopes.set(request, enterTurnScope());
+        done();
+      })
       .addHook('onSend', (request, _reply, _payload, done) => {
         if (turnRequest(request)) mark('http send');
         done();
@@ -94,6 +103,7 @@ async function main(): Promise<void> {
       .addHook('onResponse', (request, reply, done) => {
         if (turnRequest(request)) {
           served.push(reply.elapsedTime);
+          modelRequests.push(scopes.get(request) ?? []);
           mark('http<');
         }
         done();
@@ -141,6 +151,7 @@ async function main(): Promise<void> {
           { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
           () => {
             served.length = 0;
+            modelRequests.length = 0;
             statementsBefore = countStatements.total;
             redisBefore = countStatements.redis;
             countStatements.byText.clear();
@@ -157,6 +168,10 @@ async function main(): Promise<void> {
       await stopProfile();
       loopDelay.disable();
       const serverTimes = served.splice(0);
+      const turnRequests = modelRequests.splice(0);
+      const ids = turnRequests.flat();
+      const simMs = new Map((await sim.durations(ids)).map((d, i) => [ids[i], d]));
+      const simTimes = turnRequests.map((turn) => turn.reduce((sum, id) => sum + simMs.get(id)!, 0));
       const turns = latencies.length;
       const throughput = turns / ((performance.now() - wall) / 1000);
       const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
@@ -200,6 +215,8 @@ async function main(): Promise<void> {
       const turn = percentiles(latencies);
       const added = percentiles(latencies.map((l) => l - model));
       const serverAdded = percentiles(serverTimes.map((l) => l - model));
+      const simulator = percentiles(simTimes);
+      const overhead = percentiles(serverTimes.map((l, i) => l - simTimes[i]));
       const base = percentiles(baseline.times!);
       rows.push([
         `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`,
@@ -208,6 +225,9 @@ async function main(): Promise<void> {
         ms(turn),
         ms(added),
         ms(serverAdded),
+        // Split: the turn runs in a job the worker fetched, outside the command's async context.
+        s.split ? '–' : ms(simulator),
+        s.split ? '–' : ms(overhead),
         `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
         pgCpuPerTurn.toFixed(2),
         throughput.toFixed(0),
@@ -246,6 +266,8 @@ function printTable(rows: string[][]): void {
     'Parley turn ms p50/p95/p99',
     'added ms p50/p95/p99',
     'server-side added ms p50/p95/p99',
+    "simulator's time ms p50/p95/p99",
+    'overhead ms p50/p95/p99',
     'CPU ms/turn bare / Parley',
     'PostgreSQL CPU ms/turn',
     'turns/s',

@@ -45,6 +45,24 @@ describe('startSimulator', () => {
     expect(sim.requests).toHaveLength(0);
   });
 
+  it("names each request in x-request-id, as OpenAI does, and records its own time on it up to the stream's end", async () => {
+    sim.script([{ reply: { text: 'one two three four' } }]);
+    sim.setLatency(30);
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: 'sim-chat', stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    let chunks = 0;
+    for await (const chunk of stream) chunks += chunk.choices.length;
+    await client.models.list();
+    const [streamed, listed] = sim.requests;
+    expect(response.headers.get('x-request-id')).toBe(streamed.id);
+    expect(streamed.id).toMatch(/^sim-\d+$/);
+    expect(listed.id).not.toBe(streamed.id);
+    // The latency is waited before every chunk, so the simulator's time covers the whole stream.
+    expect(streamed.durationMs).toBeGreaterThanOrEqual(chunks * 30 - 5);
+    expect(listed.durationMs).toBeLessThan(30);
+  });
+
   it('sends Retry-After with a scripted failure, in milliseconds and rounded up to seconds', async () => {
     sim.script([{ reply: { fail: { status: 429, retryAfterMs: 200 } } }]);
     const response = await fetch(`${sim.url}/chat/completions`, {

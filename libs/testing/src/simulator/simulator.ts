@@ -45,6 +45,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let latencyMs = options.latencyMs ?? 0;
   let habit: Habit = options.habit ?? 'openai';
   let callCount = 0;
+  let requestCount = 0;
   let open = 0;
   script.replace(options.rules ?? []);
 
@@ -53,15 +54,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+    const started = performance.now();
     const record: RecordedRequest = {
       method: req.method ?? 'GET',
-      path,
+      path: (req.url ?? '/').split('?')[0].replace(/\/+$/, ''),
       headers: req.headers,
       body: null,
       receivedAt: Date.now(),
+      id: `sim-${++requestCount}`,
     };
+    res.setHeader('x-request-id', record.id);
+    res.once('finish', () => (record.durationMs = performance.now() - started));
+    const raw = await readBody(req);
+    const { path } = record;
     requests.push(record);
     if (req.method === 'GET' && path === '/v1/models') {
       return sendJson(res, 200, {

@@ -110,4 +110,8 @@ export interface RecordedRequest {
   body: SimChatRequest | null;
   /** Date.now() when the request arrived. */
   receivedAt: number;
+  /** Sent back as `x-request-id`, as OpenAI does: `sim-<n>`, n counting every request from 1. */
+  id: string;
+  /** The simulator's own time on it: the request received -> the response's last byte written. */
+  durationMs?: number;
 }
