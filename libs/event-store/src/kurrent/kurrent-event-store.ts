@@ -8,7 +8,7 @@ import {
   jsonEvent,
   type JSONType,
 } from '@kurrent/kurrentdb-client';
-import { DuplicateEventIds, WrongExpectedVersion } from '../errors';
+import { DuplicateEventIds, StreamDeleted, StreamNotFound, WrongExpectedVersion } from '../errors';
 import type {
   AppendResult,
   EventFilter,
@@ -234,7 +234,11 @@ export class KurrentEventStore implements EventStore, GlobalFeed {
   async streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
     const heads = await Promise.all(
       streamIds.map(async (id) => {
-        const [last] = await this.readStream(id, { direction: 'backwards', maxCount: 1 }).catch(() => []);
+        // Only a missing or deleted stream is left out; an unreachable server is an error, not "no streams".
+        const [last] = await this.readStream(id, { direction: 'backwards', maxCount: 1 }).catch((err: unknown) => {
+          if (err instanceof StreamNotFound || err instanceof StreamDeleted) return [];
+          throw err;
+        });
         return last ? ([id, last.revision] as const) : null;
       }),
     );
