@@ -1,8 +1,11 @@
+import { AppModule } from '../apps/server/src/app.module';
 import { ProviderCredentials } from '@parley/catalog';
 import { TIMER_QUEUE } from '@parley/conversation';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
 import { until } from '@parley/testing';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { createLogger } from '@parley/observability';
+import { createHttpApp } from '@parley/transport';
+import { callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 describe('timers: question expiry and the stuck watchdog', () => {
@@ -76,6 +79,34 @@ describe('timers: question expiry and the stuck watchdog', () => {
     const late = await parley.call('POST', `/api/v1/conversations/${id}/answers`, { answers: { k: 'this' } });
     expect(late.body.error.code).toBe('CONVERSATION_NOT_WAITING');
   });
+
+  it('answers a command waiting in another instance when the watchdog marks its turn stuck, not at its next read of the stream', async () => {
+    // A command API without the worker that would read the stream only every minute.
+    const config = { ...parley.config, turn: { ...parley.config.turn, waitPollMs: 60_000 } };
+    const front = await createHttpApp(
+      AppModule.forRoot(config, { worker: false }),
+      config,
+      createLogger({ level: 'silent' }),
+    );
+    try {
+      await front.listen(0, '127.0.0.1');
+      const via = callerOf(`http://127.0.0.1:${(front.getHttpServer().address() as { port: number }).port}`);
+      parley.simulator.script([{ times: 1, reply: { text: 'First.' } }, { reply: { hang: true } }]);
+      const id = await start('CHAT');
+      // The first waiting command opens the front's subscription to announcements.
+      expect((await via('POST', `/api/v1/conversations/${id}/messages`, { content: 'one' })).body.status).toBe('CO');
+
+      const started = Date.now();
+      const reply = await via('POST', `/api/v1/conversations/${id}/messages`, { content: 'two', timeoutMs: 20_000 });
+
+      expect(reply.status).toBe(200);
+      expect(reply.body.status).toBe('ST');
+      // Stuck after about 2 s (stored after 1 s, due 1 s later); unannounced, it would answer 20 s on.
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await front.close();
+    }
+  }, 40_000);
 
   it('marks a turn without progress as stuck, and an administrator recovers it', async () => {
     parley.simulator.script([{ times: 1, reply: { hang: true } }, { reply: { text: 'Recovered.' } }]);

@@ -30,6 +30,14 @@ export class TurnWorker implements OnApplicationBootstrap {
       },
       { concurrency: 64 },
     );
-    await this.jobs.process<TimerJob>(TIMER_QUEUE, (job) => this.timers.run(job), { concurrency: 8 });
+    await this.jobs.process<TimerJob>(
+      TIMER_QUEUE,
+      async (job, { local }) => {
+        await this.timers.run(job);
+        // A timer may end a turn (the stuck watchdog) that a command in another process waits on.
+        if (!local) await this.signals.announce(job.conversationId).catch(() => undefined);
+      },
+      { concurrency: 8 },
+    );
   }
 }
