@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import {
   availableTools,
   type ConversationEvent,
@@ -11,6 +12,8 @@ import { withSpan } from '@parley/observability';
 import type { ToolOutcome } from '@parley/tools';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
+
+const logger = new Logger('TurnRunner');
 
 const RESOLVED = new Set(['completed', 'failed', 'rejected', 'answered']);
 
@@ -162,7 +165,14 @@ async function ask(ctx: TurnContext, deps: TurnDeps, call: TurnToolCall): Promis
     },
   ];
   const appended = await ctx.append(events);
-  await deps.scheduler.afterAppend(c.id, events, appended.revision);
+  // The question is recorded; an expiry timer Redis did not take is stored by the TurnDispatcher.
+  await deps.scheduler
+    .afterAppend(c.id, events, appended.revision)
+    .catch((err: unknown) =>
+      logger.warn(
+        `expiry of question ${call.id} of ${c.id} not stored now (${(err as Error).message}); the turn dispatcher stores it`,
+      ),
+    );
   return true;
 }
 

@@ -5,6 +5,7 @@ import { ToolsModule } from '@parley/tools';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
 import { TimerRunner } from './timer-runner';
+import { TurnDispatcher } from './turn-dispatcher';
 import { TurnRunner } from './turn-runner';
 import { TurnWorker } from './turn-worker';
 
@@ -25,7 +26,7 @@ export class TurnModule {
         RunningTurnsWatch,
         TurnRunner,
         TimerRunner,
-        ...(options.worker ? [TurnWorker] : []),
+        ...(options.worker ? [TurnWorker, TurnDispatcher] : []),
       ],
       exports: [SNAPSHOT_SOURCE, TurnRunner, ConversationModule, ToolsModule],
     };

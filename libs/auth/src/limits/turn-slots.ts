@@ -42,12 +42,26 @@ export class TurnSlots {
       redis.defineCommand('parleyAcquireTurnSlot', { numberOfKeys: 1, lua: ACQUIRE });
   }
 
-  /** RATE_LIMITED (429, Retry-After) when the subject already runs the maximum of turns. */
+  /**
+   * RATE_LIMITED (429, Retry-After) when the subject already runs the maximum of turns;
+   * SERVICE_UNAVAILABLE (503) when Redis does not answer — a turn is not started (nor its
+   * command recorded) while the queue it needs is down.
+   */
   async acquire(subject: string, conversationId: string): Promise<void> {
     const { redis, maxPerSubject, ttlMs } = this.options;
     const granted = redis
-      ? (await (redis as SlotsRedis).parleyAcquireTurnSlot(this.key(subject), conversationId, maxPerSubject, ttlMs)) ===
-        1
+      ? (await (redis as SlotsRedis)
+          .parleyAcquireTurnSlot(this.key(subject), conversationId, maxPerSubject, ttlMs)
+          .catch(() => {
+            throw new DomainError(
+              'SERVICE_UNAVAILABLE',
+              'Redis is unavailable: no turn can start; try again shortly.',
+              {
+                dependency: 'redis',
+                retryAfterSeconds: 5,
+              },
+            );
+          })) === 1
       : this.acquireInMemory(subject, conversationId);
     if (granted) return;
     throw new DomainError(

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { assertCanCommand, requireRoles, type Principal } from '@parley/auth';
 import { WrongExpectedVersion } from '@parley/event-store';
 import { withSpan } from '@parley/observability';
@@ -30,6 +30,8 @@ const MAX_CONFLICT_RETRIES = 5;
  */
 @Injectable()
 export class CommandRunner {
+  private readonly logger = new Logger('CommandRunner');
+
   constructor(
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
@@ -116,7 +118,16 @@ export class CommandRunner {
       commandHash,
       correlationId: ctx.correlationId,
     });
-    await this.scheduler.afterAppend(conversationId, events, appended.revision);
+    // The events are recorded: the command has happened whatever the queue says. A job it could
+    // not store (Redis failed) is stored by the TurnDispatcher once Redis answers; a turn started
+    // in this process runs anyway.
+    await this.scheduler
+      .afterAppend(conversationId, events, appended.revision)
+      .catch((err: unknown) =>
+        this.logger.warn(
+          `jobs of ${conversationId} at revision ${appended.revision} not stored now (${(err as Error).message}); the turn dispatcher stores them`,
+        ),
+      );
     if (events.some((e) => e.type === 'ConversationKilled' || e.type === 'ConversationPaused'))
       this.signals.abort(conversationId);
     return { ...appended, events, replayed: false };

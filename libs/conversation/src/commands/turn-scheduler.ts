@@ -19,35 +19,46 @@ export class TurnScheduler {
 
   async afterAppend(conversationId: string, events: readonly ConversationEvent[], lastRevision: bigint): Promise<void> {
     const first = lastRevision - BigInt(events.length - 1);
-    const jobs: Promise<void>[] = [];
-    for (const [i, event] of events.entries()) {
-      const revision = String(first + BigInt(i));
-      if (event.type === 'TurnStarted' || event.type === 'TurnResumed') {
-        const turnNo = event.data.turnNo;
-        jobs.push(
-          this.jobs.enqueue<TurnJob>(
-            TURN_QUEUE,
-            turnJobId(conversationId, revision),
-            { conversationId, turnNo, revision, trace: traceCarrier() },
-            // A worker in this process starts the turn at once; the queue's copy is the fallback.
-            { preferLocal: true },
-          ),
-        );
-      }
-      if (event.type === 'QuestionAsked') {
-        const delayMs = Math.max(0, Date.parse(event.data.expiresAt) - Date.now());
-        jobs.push(
-          this.jobs.enqueue<TimerJob>(
-            TIMER_QUEUE,
-            `expire:${conversationId}:${event.data.toolCallId}`,
-            { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
-            { delayMs },
-          ),
-        );
-      }
-    }
+    // A worker in this process starts a turn at once; the queue's copy is the fallback.
+    const jobs = events.map((event, i) => this.schedule(conversationId, event, first + BigInt(i), true));
     // Sent together: on one Redis connection they travel as one pipeline.
     await Promise.all(jobs);
+  }
+
+  /**
+   * Stores the job of a turn started or resumed at `revision`, or the expiry timer of a question
+   * asked there, again (TurnDispatcher): a job that exists is left as it is, one that was lost is
+   * stored anew, for any worker to fetch.
+   */
+  async reschedule(conversationId: string, event: ConversationEvent, revision: bigint): Promise<void> {
+    await this.schedule(conversationId, event, revision, false);
+  }
+
+  private async schedule(
+    conversationId: string,
+    event: ConversationEvent,
+    at: bigint,
+    preferLocal: boolean,
+  ): Promise<void> {
+    const revision = String(at);
+    if (event.type === 'TurnStarted' || event.type === 'TurnResumed') {
+      const turnNo = event.data.turnNo;
+      await this.jobs.enqueue<TurnJob>(
+        TURN_QUEUE,
+        turnJobId(conversationId, revision),
+        { conversationId, turnNo, revision, trace: traceCarrier() },
+        { preferLocal },
+      );
+    }
+    if (event.type === 'QuestionAsked') {
+      const delayMs = Math.max(0, Date.parse(event.data.expiresAt) - Date.now());
+      await this.jobs.enqueue<TimerJob>(
+        TIMER_QUEUE,
+        `expire:${conversationId}:${event.data.toolCallId}`,
+        { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
+        { delayMs },
+      );
+    }
   }
 
   /** Looks at a running turn again after STUCK_AFTER_MS; `revision` is its TurnStarted/TurnResumed's. */

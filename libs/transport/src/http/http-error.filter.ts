@@ -22,7 +22,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (exception instanceof DomainError) {
       const headers: Record<string, string> = {};
       const retryAfter = exception.details?.retryAfterSeconds;
-      if (exception.code === 'RATE_LIMITED' && typeof retryAfter === 'number')
+      if (
+        (exception.code === 'RATE_LIMITED' || exception.code === 'SERVICE_UNAVAILABLE') &&
+        typeof retryAfter === 'number'
+      )
         headers['retry-after'] = String(retryAfter);
       return { status: ERROR_STATUS[exception.code], body: errorBody(exception), headers };
     }

@@ -33,6 +33,7 @@ const ERROR_STATUSES: Record<string, string> = {
   '413': 'PAYLOAD_TOO_LARGE',
   '429': 'RATE_LIMITED, with Retry-After',
   '500': 'INTERNAL',
+  '503': 'SERVICE_UNAVAILABLE: a dependency (Redis, an MCP server) is down; Retry-After when a retry soon makes sense',
 };
 
 function parameters(route: RouteDoc): unknown[] {

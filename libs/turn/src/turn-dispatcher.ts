@@ -1,0 +1,146 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import {
+  CONVERSATION_CATEGORY,
+  ConversationRepository,
+  conversationIdOf,
+  TurnScheduler,
+  type ConversationEvent,
+} from '@parley/conversation';
+import {
+  EVENT_STORE,
+  runSubscription,
+  StreamDeleted,
+  StreamNotFound,
+  type EventStore,
+  type GlobalFeed,
+  type RecordedEvent,
+  type SubscriptionRunner,
+} from '@parley/event-store';
+import { PG_POOL } from '@parley/platform';
+import type { Pool } from 'pg';
+
+/**
+ * How long after a wake-up the dispatcher reads: by then the command's own enqueue has long
+ * happened, and most turns have ended, so a batch seldom holds a turn still to look at.
+ */
+export const DISPATCH_AFTER_MS = 1_000;
+
+/** Events after which a turn started before them is no longer running. */
+const ENDS_TURN = new Set([
+  'ToolCallApprovalRequested',
+  'QuestionAsked',
+  'ConversationCompleted',
+  'ConversationFailed',
+  'ConversationStuck',
+  'ConversationTerminated',
+  'ConversationKilled',
+  'ConversationPaused',
+]);
+/** Events after which a question asked before them is no longer pending. */
+const ENDS_QUESTION = new Set([
+  'AnswersSubmitted',
+  'TurnResumed',
+  'ConversationFailed',
+  'ConversationTerminated',
+  'ConversationKilled',
+]);
+
+/**
+ * The safety net of turn scheduling (the write path's dispatcher): a checkpointed subscription
+ * over conversation events that stores again the job of every turn still running and the expiry
+ * timer of every question still pending, in case the command's enqueue was lost — its process
+ * died between the append and the enqueue, or Redis failed it. Job ids dedup, so a job that
+ * exists is left alone; a lost one is stored for any worker to fetch. A batch that cannot reach
+ * Redis is retried until it can. One active instance across processes (the subscription's lock).
+ */
+@Injectable()
+export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('TurnDispatcher');
+  private runner: SubscriptionRunner | null = null;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(ConversationRepository) private readonly repository: ConversationRepository,
+    @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  get position(): string | null {
+    return this.runner?.position ?? null;
+  }
+
+  onApplicationBootstrap(): void {
+    this.runner = runSubscription({
+      pool: this.pool,
+      feed: this.store as unknown as GlobalFeed,
+      subscriptionId: `turn-dispatcher:${this.config.prefix}`,
+      filter: { categories: [CONVERSATION_CATEGORY] },
+      batchSize: 500,
+      pollMs: this.config.eventStore.pollMs,
+      coalesceMs: DISPATCH_AFTER_MS,
+      retryMs: 1_000,
+      handle: (events) => this.dispatch(events),
+      onError: (err) => this.logger.warn(`turn jobs not checked; retrying: ${String(err)}`),
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.runner?.stop();
+    this.runner = null;
+  }
+
+  private async dispatch(events: RecordedEvent[]): Promise<void> {
+    for (const [conversationId, started] of stillOpen(events)) {
+      const state = await this.repository.load(conversationId).then(
+        (loaded) => loaded.state,
+        (err: unknown) => {
+          if (err instanceof StreamNotFound || err instanceof StreamDeleted) return null;
+          throw err;
+        },
+      );
+      if (!state) continue;
+      for (const event of started) {
+        const e = { type: event.type, data: event.data } as ConversationEvent;
+        const due =
+          e.type === 'QuestionAsked'
+            ? state.status === 'WA' && state.pendingQuestion?.toolCallId === e.data.toolCallId
+            : (e.type === 'TurnStarted' || e.type === 'TurnResumed') &&
+              state.status === 'RU' &&
+              state.turn?.no === e.data.turnNo;
+        if (due) await this.scheduler.reschedule(conversationId, e, event.revision);
+      }
+    }
+  }
+}
+
+/**
+ * Per conversation, the turn starts and questions of the batch that no later event of the batch
+ * has ended: the ones whose job the conversation's current state may still need. The newest turn
+ * start only, since a turn resumed later has a job of its own.
+ */
+export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]> {
+  const open = new Map<string, { turn?: RecordedEvent; question?: RecordedEvent }>();
+  for (const event of events) {
+    const id = conversationIdOf(event.streamId);
+    const o = open.get(id) ?? {};
+    if (ENDS_TURN.has(event.type)) o.turn = undefined;
+    if (ENDS_QUESTION.has(event.type)) o.question = undefined;
+    if (event.type === 'TurnStarted' || event.type === 'TurnResumed') o.turn = event;
+    if (event.type === 'QuestionAsked') o.question = event;
+    open.set(id, o);
+  }
+  const due = new Map<string, RecordedEvent[]>();
+  for (const [id, o] of open) {
+    const started = [o.turn, o.question].filter((e): e is RecordedEvent => e !== undefined);
+    if (started.length > 0) due.set(id, started);
+  }
+  return due;
+}
