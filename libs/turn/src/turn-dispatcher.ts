@@ -32,6 +32,8 @@ import type { Pool } from 'pg';
  */
 export const DISPATCH_AFTER_MS = 1_000;
 
+/** Events that start a turn or ask a question: the ones whose job or timer may need storing again. */
+const STARTS = new Set(['TurnStarted', 'TurnResumed', 'QuestionAsked']);
 /** Events after which a turn started before them is no longer running. */
 const ENDS_TURN = new Set([
   'ToolCallApprovalRequested',
@@ -51,6 +53,8 @@ const ENDS_QUESTION = new Set([
   'ConversationTerminated',
   'ConversationKilled',
 ]);
+
+const WATCHED = [...new Set([...STARTS, ...ENDS_TURN, ...ENDS_QUESTION])];
 
 /**
  * The safety net of turn scheduling (the write path's dispatcher): a checkpointed subscription
@@ -82,7 +86,8 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
       pool: this.pool,
       feed: this.store as unknown as GlobalFeed,
       subscriptionId: `turn-dispatcher:${this.config.prefix}`,
-      filter: { categories: [CONVERSATION_CATEGORY] },
+      // Only what starts or ends a turn or a question: a small part of a conversation's events.
+      filter: { categories: [CONVERSATION_CATEGORY], eventTypes: WATCHED },
       batchSize: 500,
       pollMs: this.config.eventStore.pollMs,
       coalesceMs: DISPATCH_AFTER_MS,
@@ -133,8 +138,8 @@ export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]>
     const o = open.get(id) ?? {};
     if (ENDS_TURN.has(event.type)) o.turn = undefined;
     if (ENDS_QUESTION.has(event.type)) o.question = undefined;
-    if (event.type === 'TurnStarted' || event.type === 'TurnResumed') o.turn = event;
     if (event.type === 'QuestionAsked') o.question = event;
+    else if (STARTS.has(event.type)) o.turn = event;
     open.set(id, o);
   }
   const due = new Map<string, RecordedEvent[]>();
