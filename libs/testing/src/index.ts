@@ -9,6 +9,7 @@ export {
 export { deciderSpec, type Decider } from './decider-spec';
 export { freePort, killProcess, startRedisServer, waitForHttp } from './child-process';
 export { until } from './until';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';
 export { demoScript } from './simulator/demo-script';

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { unavailableError } from '@parley/platform';
 import { evolve } from '../domain/conversation.evolve';
 import type { ConversationState } from '../domain/conversation.state';
 import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
@@ -80,7 +81,13 @@ export class TurnWaiter {
         if (boundary && boundary.revision > revision) ({ state, revision, position } = boundary);
         else if (read) {
           const before = revision;
-          for (const event of await this.repository.eventsFrom(conversationId, revision + 1n)) {
+          // The command is recorded: an outage while it waits is no failure of it. The next poll
+          // reads again, and at the deadline the caller hears the turn goes on (202).
+          const events = await this.repository.eventsFrom(conversationId, revision + 1n).catch((err: unknown) => {
+            if (unavailableError(err)) return [];
+            throw err;
+          });
+          for (const event of events) {
             state = evolve(state, toEnvelope(event));
             revision = event.revision;
             position = event.position;

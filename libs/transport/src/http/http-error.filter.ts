@@ -1,11 +1,12 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
-import { DomainError, ERROR_STATUS, errorBody, type ErrorBody } from '@parley/platform';
+import { DomainError, ERROR_STATUS, errorBody, unavailableError, type ErrorBody } from '@parley/platform';
 import type { FastifyReply } from 'fastify';
 
 /**
  * The one place HTTP statuses are chosen. Domain errors carry their code; Nest's own
  * exceptions (unknown route, body too large, malformed JSON) are translated to the same shape;
- * anything else is INTERNAL, without a stack trace.
+ * a dependency that cannot be reached is SERVICE_UNAVAILABLE (logged); anything else is
+ * INTERNAL, without a stack trace.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -19,6 +20,11 @@ export class HttpErrorFilter implements ExceptionFilter {
   }
 
   toResponse(exception: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+    const unavailable = unavailableError(exception);
+    if (unavailable) {
+      this.onInternal(exception);
+      return this.toResponse(unavailable);
+    }
     if (exception instanceof DomainError) {
       const headers: Record<string, string> = {};
       const retryAfter = exception.details?.retryAfterSeconds;

@@ -1,6 +1,6 @@
 import { assertPayloadWithinLimit, requireRoles, type Authenticator, type SubjectRateLimiter } from '@parley/auth';
 import { observeNatsRequest, type MetricsService } from '@parley/observability';
-import { DomainError, errorBody, parseOrThrow } from '@parley/platform';
+import { DomainError, errorBody, parseOrThrow, unavailableError } from '@parley/platform';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { RpcMethods } from './rpc-method';
 
@@ -114,6 +114,8 @@ export class NatsRpcServer {
   private errorOf(err: unknown) {
     if (err instanceof DomainError) return errorBody(err);
     this.options.onInternal?.(err);
+    const unavailable = unavailableError(err);
+    if (unavailable) return errorBody(unavailable);
     return errorBody(new DomainError('INTERNAL', 'Something went wrong inside Parley; the error was logged.'));
   }
 }

@@ -1,0 +1,37 @@
+import { DomainError } from './domain-error';
+
+// PostgreSQL's SQLSTATEs that mean "no usable connection": class 08 (connection exception),
+// the server shutting down or starting (57P01–57P03), and too many connections (53300).
+const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+// What `pg` and `pg-pool` throw without a SQLSTATE when the connection is gone or never came.
+const POSTGRES_MESSAGES = ['Connection terminated', 'timeout exceeded when trying to connect', 'is not queryable'];
+// What ioredis throws while its connection is down (no offline queue, or retries used up).
+const REDIS_MESSAGES = ["Stream isn't writeable", 'Connection is closed'];
+// A socket refused, reset or unreachable: some dependency is down, which one the error does not say.
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * SERVICE_UNAVAILABLE (503, Retry-After) for an error that says a dependency could not be
+ * reached — PostgreSQL's connection errors, ioredis with its connection down, a refused or reset
+ * socket — or null for any other error. The transports ask it before they answer INTERNAL, so a
+ * client sees a retryable 503 during an outage instead of a 500 that reads as a bug.
+ */
+export function unavailableError(err: unknown): DomainError | null {
+  if (!(err instanceof Error) || err instanceof DomainError) return null;
+  const code = (err as { code?: unknown }).code;
+  const dependency =
+    (typeof code === 'string' && POSTGRES_UNAVAILABLE.test(code)) ||
+    POSTGRES_MESSAGES.some((m) => err.message.includes(m))
+      ? 'postgres'
+      : err.name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.some((m) => err.message.includes(m))
+        ? 'redis'
+        : typeof code === 'string' && SOCKET_CODES.has(code)
+          ? 'unknown'
+          : null;
+  if (!dependency) return null;
+  const named = dependency === 'postgres' ? 'PostgreSQL' : dependency === 'redis' ? 'Redis' : 'A dependency';
+  return new DomainError('SERVICE_UNAVAILABLE', `${named} is unavailable; try again shortly.`, {
+    ...(dependency === 'unknown' ? {} : { dependency }),
+    retryAfterSeconds: 5,
+  });
+}
