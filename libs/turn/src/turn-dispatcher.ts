@@ -77,10 +77,6 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  get position(): string | null {
-    return this.runner?.position ?? null;
-  }
-
   onApplicationBootstrap(): void {
     this.runner = runSubscription({
       pool: this.pool,
@@ -119,7 +115,11 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
             ? state.status === 'WA' && state.pendingQuestion?.toolCallId === e.data.toolCallId
             : (e.type === 'TurnStarted' || e.type === 'TurnResumed') &&
               state.status === 'RU' &&
-              state.turn?.no === e.data.turnNo;
+              state.turn?.no === e.data.turnNo &&
+              // A turn resumed since (after the batch) has a job of its own; this one would run beside it.
+              !(await this.repository.eventsFrom(conversationId, event.revision + 1n)).some(
+                (later) => later.type === 'TurnStarted' || later.type === 'TurnResumed',
+              );
         if (due) await this.scheduler.reschedule(conversationId, e, event.revision);
       }
     }
