@@ -38,9 +38,14 @@ async function record(method: string, args: unknown[]): Promise<TurnReply> {
   calls.push({ method, args: args.slice(0, -1), ctx: args.at(-1) as CommandContext });
   if (method === 'sendMessage' && (args[1] as { content: string }).content === 'busy')
     throw new DomainError('CONVERSATION_BUSY', 'A turn is running.');
+  if (method === 'sendMessage' && (args[1] as { content: string }).content === 'database gone')
+    throw new Error('Connection terminated unexpectedly');
   return reply(typeof args[0] === 'string' ? args[0] : 'new');
 }
-/** Records what the NATS front door hands the command port; sendMessage refuses while busy. */
+/**
+ * Records what the NATS front door hands the command port; sendMessage refuses while busy, and
+ * fails as `pg` does when its connection is lost.
+ */
 const commands = Object.fromEntries(
   METHODS.map((m) => [m, (...args: unknown[]) => record(m, args)]),
 ) as unknown as ConversationCommands;
@@ -154,6 +159,16 @@ describe('NATS commands, SSE, integration events and verification', () => {
     expect((await command('sendMessage', { conversationId: id, content: ' ' })).error.code).toBe('VALIDATION_FAILED');
     expect((await command('sendMessage', { content: 'no id' })).error.code).toBe('VALIDATION_FAILED');
     expect(calls.length).toBe(count + 1);
+  });
+
+  it('answers a dependency that cannot be reached with SERVICE_UNAVAILABLE naming it, as HTTP does', async () => {
+    expect(await command('sendMessage', { conversationId: id, content: 'database gone' })).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'PostgreSQL is unavailable; try again shortly.',
+        details: { dependency: 'postgres', retryAfterSeconds: 5 },
+      },
+    });
   });
 
   it('streams stored events and live deltas over SSE, resuming after Last-Event-ID', async () => {
