@@ -1,5 +1,5 @@
 import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase, until } from '@parley/testing';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { afterOutage, startParley, type ParleyUnderTest } from './support/parley-app';
 
 /**
  * PostgreSQL going away under a running Parley: the server's connections go through a proxy the
@@ -46,14 +46,8 @@ describe('PostgreSQL unreachable', () => {
       proxy.restore();
     }
 
-    let reply = { status: 0, body: {} as Record<string, unknown> };
-    await until(
-      async () => {
-        reply = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'back' });
-        return reply.status !== 503;
-      },
-      10_000,
-      200,
+    const reply = await afterOutage(() =>
+      parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'back' }),
     );
     expect(reply.body).toMatchObject({ status: 'CO', reply: 'You said: back' });
     // The refused message left nothing behind.

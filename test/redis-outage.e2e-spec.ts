@@ -3,7 +3,7 @@ import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { connectedRedis } from '@parley/platform';
 import { freePort, killProcess, startRedisServer, until } from '@parley/testing';
 import type { ChildProcess } from 'node:child_process';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { afterOutage, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 /**
@@ -61,14 +61,8 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
       redis = await startRedisServer(port);
     }
 
-    let reply = { status: 0, body: {} as Record<string, unknown> };
-    await until(
-      async () => {
-        reply = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'three' });
-        return reply.status !== 503;
-      },
-      10_000,
-      200,
+    const reply = await afterOutage(() =>
+      parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'three' }),
     );
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ status: 'CO', reply: 'You said: three' });
@@ -115,7 +109,12 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
     expect(assistant.data).toMatchObject({ role: 'AS', content: 'You said: lost' });
   }, 30_000);
 
-  it("expires a question asked while Redis was down: its timer waits in the queue's connection until Redis is back", async () => {
+  /**
+   * Asks a question while `fault` holds (set once the model streams it, so the question's timer is
+   * the first write after it), checks the conversation waits and does not expire while it holds,
+   * then lifts it with `recover`: the question must expire with QUESTION_TIMEOUT after that.
+   */
+  const expiresAfter = async (fault: () => Promise<void>, recover: () => Promise<void>) => {
     parley.simulator.script([
       {
         reply: {
@@ -128,9 +127,8 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
       .body.conversationId as string;
     try {
       const asking = parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'help' });
-      // Redis goes down while the model streams its question: the question's expiry cannot be stored.
       await until(() => parley.simulator.openRequests > 0, 5_000, 5);
-      await killProcess(redis);
+      await fault();
       const asked = await asking;
 
       expect(asked.body.status).toBe('WA');
@@ -138,44 +136,30 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
       expect((await eventsOf(id)).some((e) => e.type === 'ConversationFailed')).toBe(false);
     } finally {
       parley.simulator.setLatency(0);
-      redis = await startRedisServer(port);
+      await recover();
     }
 
     await until(async () => (await eventsOf(id)).some((e) => e.type === 'ConversationFailed'), 10_000, 100);
     const failed = (await eventsOf(id)).find((e) => e.type === 'ConversationFailed')!;
     expect(failed.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
+  };
+
+  it("expires a question asked while Redis was down: its timer waits in the queue's connection until Redis is back", async () => {
+    await expiresAfter(
+      () => killProcess(redis),
+      async () => void (redis = await startRedisServer(port)),
+    );
   }, 30_000);
 
   it('expires a question whose timer Redis refused (out of memory): the turn dispatcher stores it once Redis takes writes again', async () => {
-    parley.simulator.script([
-      {
-        reply: {
-          toolCalls: [{ name: 'AskUserQuestion', arguments: { questions: [{ key: 'k', question: 'Which one?' }] } }],
-        },
-      },
-    ]);
-    parley.simulator.setLatency(100);
     const admin = await connectedRedis(`redis://127.0.0.1:${port}`);
-    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'ANSWER' }))
-      .body.conversationId as string;
-    try {
-      const asking = parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'help' });
-      // While the model streams its question, Redis runs out of memory: every write is refused at once.
-      await until(() => parley.simulator.openRequests > 0, 5_000, 5);
-      await admin.config('SET', 'maxmemory', '1');
-      const asked = await asking;
-
-      expect(asked.body.status).toBe('WA');
-      await new Promise((r) => setTimeout(r, 1500));
-      expect((await eventsOf(id)).some((e) => e.type === 'ConversationFailed')).toBe(false);
-    } finally {
-      parley.simulator.setLatency(0);
-      await admin.config('SET', 'maxmemory', '0');
-      await admin.quit();
-    }
-
-    await until(async () => (await eventsOf(id)).some((e) => e.type === 'ConversationFailed'), 10_000, 100);
-    const failed = (await eventsOf(id)).find((e) => e.type === 'ConversationFailed')!;
-    expect(failed.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
+    // Every write is refused at once while Redis is over its memory limit.
+    await expiresAfter(
+      async () => void (await admin.config('SET', 'maxmemory', '1')),
+      async () => {
+        await admin.config('SET', 'maxmemory', '0');
+        await admin.quit();
+      },
+    );
   }, 30_000);
 });

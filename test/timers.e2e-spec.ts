@@ -1,11 +1,8 @@
-import { AppModule } from '../apps/server/src/app.module';
 import { ProviderCredentials } from '@parley/catalog';
 import { TIMER_QUEUE } from '@parley/conversation';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
 import { until } from '@parley/testing';
-import { createLogger } from '@parley/observability';
-import { createHttpApp } from '@parley/transport';
-import { callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
+import { startCommandApi, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 describe('timers: question expiry and the stuck watchdog', () => {
@@ -83,14 +80,9 @@ describe('timers: question expiry and the stuck watchdog', () => {
   it('answers a command waiting in another instance when the watchdog marks its turn stuck, not at its next read of the stream', async () => {
     // A command API without the worker that would read the stream only every minute.
     const config = { ...parley.config, turn: { ...parley.config.turn, waitPollMs: 60_000 } };
-    const front = await createHttpApp(
-      AppModule.forRoot(config, { worker: false }),
-      config,
-      createLogger({ level: 'silent' }),
-    );
+    const front = await startCommandApi(config);
+    const via = front.call;
     try {
-      await front.listen(0, '127.0.0.1');
-      const via = callerOf(`http://127.0.0.1:${(front.getHttpServer().address() as { port: number }).port}`);
       parley.simulator.script([{ times: 1, reply: { text: 'First.' } }, { reply: { hang: true } }]);
       const id = await start('CHAT');
       // The first waiting command opens the front's subscription to announcements.

@@ -1,10 +1,6 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConversationRepository } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { createLogger } from '@parley/observability';
-import { createHttpApp } from '@parley/transport';
-import { AppModule } from '../apps/server/src/app.module';
-import { callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
+import { startCommandApi, startParley, type ParleyUnderTest } from './support/parley-app';
 
 /**
  * Two instances on one database and one queue, as in a scaled deployment: `worker` runs the
@@ -13,19 +9,12 @@ import { callerOf, startParley, type ParleyUnderTest } from './support/parley-ap
  */
 describe('two instances: a kept conversation state is never acted on stale', () => {
   let worker: ParleyUnderTest;
-  let front: NestFastifyApplication;
-  let frontUrl: string;
+  let front: Awaited<ReturnType<typeof startCommandApi>>;
   let store: EventStore;
 
   beforeAll(async () => {
     worker = await startParley('two_instances');
-    front = await createHttpApp(
-      AppModule.forRoot(worker.config, { worker: false }),
-      worker.config,
-      createLogger({ level: 'silent' }),
-    );
-    await front.listen(0, '127.0.0.1');
-    frontUrl = `http://127.0.0.1:${(front.getHttpServer().address() as { port: number }).port}`;
+    front = await startCommandApi(worker.config);
     store = worker.app.get(EVENT_STORE);
   });
   afterAll(async () => {
@@ -33,7 +22,7 @@ describe('two instances: a kept conversation state is never acted on stale', () 
     await worker.close();
   });
 
-  const viaFront = (path: string, body: unknown) => callerOf(frontUrl)('POST', path, body);
+  const viaFront = (path: string, body: unknown) => front.call('POST', path, body);
 
   it("accepts a message its own kept state would refuse, once a fresh load shows the other instance's turn ended", async () => {
     const id = (await viaFront('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
@@ -47,7 +36,7 @@ describe('two instances: a kept conversation state is never acted on stale', () 
       await new Promise((r) => setTimeout(r, 20));
     }
     // The worker instance completed the turn; the front instance, which did not wait, still keeps it running.
-    const kept = await front.get(ConversationRepository).loadForWrite(id);
+    const kept = await front.app.get(ConversationRepository).loadForWrite(id);
     expect(kept).toMatchObject({ fresh: false, state: { status: 'RU' } });
 
     const second = await viaFront(`/api/v1/conversations/${id}/messages`, { content: 'two', wait: true });
@@ -90,7 +79,7 @@ describe('two instances: a kept conversation state is never acted on stale', () 
     );
     const head = (await store.readStream(`conversation-${id}`)).at(-1)!.revision;
 
-    const kept = await front.get(ConversationRepository).loadForWrite(id);
+    const kept = await front.app.get(ConversationRepository).loadForWrite(id);
 
     expect(kept).toMatchObject({ fresh: false, revision: head, state: { status: 'CO' } });
   });
@@ -98,14 +87,9 @@ describe('two instances: a kept conversation state is never acted on stale', () 
   it("answers a waiting command when the worker instance announces the turn's end, not at its next read of the stream", async () => {
     // This front would read the stream only every minute; the announcement must wake it.
     const config = { ...worker.config, turn: { ...worker.config.turn, waitPollMs: 60_000 } };
-    const patient = await createHttpApp(
-      AppModule.forRoot(config, { worker: false }),
-      config,
-      createLogger({ level: 'silent' }),
-    );
+    const patient = await startCommandApi(config);
+    const via = patient.call;
     try {
-      await patient.listen(0, '127.0.0.1');
-      const via = callerOf(`http://127.0.0.1:${(patient.getHttpServer().address() as { port: number }).port}`);
       const id = (await via('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
         .conversationId as string;
       // The first waiting command opens the front's subscription; it may lose that race.

@@ -100,3 +100,29 @@ export async function startParley(
     },
   };
 }
+
+/** A command API beside a running Parley: the same server without the turn worker, on `config`. */
+export async function startCommandApi(
+  config: Config,
+): Promise<{ app: NestFastifyApplication; call: ParleyUnderTest['call']; close(): Promise<void> }> {
+  const app = await createHttpApp(
+    AppModule.forRoot(config, { worker: false }),
+    config,
+    createLogger({ level: 'silent' }),
+  );
+  await app.listen(0, '127.0.0.1');
+  const call = callerOf(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
+  return { app, call, close: () => app.close() };
+}
+
+/** Calls `call` until it answers something else than 503 (a dependency back after an outage), and returns that answer. */
+export async function afterOutage(
+  call: () => ReturnType<ParleyUnderTest['call']>,
+  ms = 10_000,
+): ReturnType<ParleyUnderTest['call']> {
+  for (const deadline = Date.now() + ms; ;) {
+    const answer = await call();
+    if (answer.status !== 503 || Date.now() > deadline) return answer;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -17,7 +17,6 @@ import {
   EVENT_STORE,
   runSubscription,
   StreamDeleted,
-  StreamNotFound,
   type EventStore,
   type GlobalFeed,
   type RecordedEvent,
@@ -100,36 +99,28 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
 
   private async dispatch(events: RecordedEvent[]): Promise<void> {
     for (const [conversationId, started] of stillOpen(events)) {
-      const state = await this.repository.load(conversationId).then(
-        (loaded) => loaded.state,
-        (err: unknown) => {
-          if (err instanceof StreamNotFound || err instanceof StreamDeleted) return null;
-          throw err;
-        },
-      );
-      if (!state) continue;
-      for (const event of started) {
-        const e = { type: event.type, data: event.data } as ConversationEvent;
-        const due =
-          e.type === 'QuestionAsked'
-            ? state.status === 'WA' && state.pendingQuestion?.toolCallId === e.data.toolCallId
-            : (e.type === 'TurnStarted' || e.type === 'TurnResumed') &&
-              state.status === 'RU' &&
-              state.turn?.no === e.data.turnNo &&
-              // A turn resumed since (after the batch) has a job of its own; this one would run beside it.
-              !(await this.repository.eventsFrom(conversationId, event.revision + 1n)).some(
-                (later) => later.type === 'TurnStarted' || later.type === 'TurnResumed',
-              );
-        if (due) await this.scheduler.reschedule(conversationId, e, event.revision);
-      }
+      // What the batch left open, checked against everything the stream holds from it on: a turn
+      // ended, paused or resumed since (a resumed one has a job of its own), or a question answered
+      // since, needs nothing.
+      const from = started.reduce((min, e) => (e.revision < min ? e.revision : min), started[0].revision);
+      const since = await this.repository.eventsFrom(conversationId, from).catch((err: unknown) => {
+        if (err instanceof StreamDeleted) return [];
+        throw err;
+      });
+      for (const event of stillOpen(since).get(conversationId) ?? [])
+        await this.scheduler.reschedule(
+          conversationId,
+          { type: event.type, data: event.data } as ConversationEvent,
+          event.revision,
+        );
     }
   }
 }
 
 /**
- * Per conversation, the turn starts and questions of the batch that no later event of the batch
- * has ended: the ones whose job the conversation's current state may still need. The newest turn
- * start only, since a turn resumed later has a job of its own.
+ * Per conversation, the turn starts and questions among `events` that no later one of them has
+ * ended: the ones whose job or timer may still be needed. The newest turn start only, since a
+ * turn resumed later has a job of its own.
  */
 export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]> {
   const open = new Map<string, { turn?: RecordedEvent; question?: RecordedEvent }>();

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { ConversationSignals, TIMER_QUEUE, TURN_QUEUE, type TimerJob, type TurnJob } from '@parley/conversation';
-import { JOB_QUEUE, type JobQueue } from '@parley/platform';
+import { JOB_QUEUE, type JobHandler, type JobQueue } from '@parley/platform';
 import { activeTraceId, newTraceId, runWithContext, withSpan, withTraceCarrier } from '@parley/observability';
 import { TimerRunner } from './timer-runner';
 import { TurnRunner } from './turn-runner';
@@ -18,26 +18,32 @@ export class TurnWorker implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.process<TurnJob>(
       TURN_QUEUE,
-      async (job, { local }) => {
-        await withTraceCarrier(job.trace, () =>
+      this.announcing((job) =>
+        withTraceCarrier(job.trace, () =>
           withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, () =>
             runWithContext({ traceId: activeTraceId() ?? newTraceId() }, () => this.turns.run(job)),
           ),
-        );
-        // A job fetched from the queue may come from a command waiting in another process; one
-        // started here was enqueued here, where the turn's appends wake the waiter themselves.
-        if (!local) await this.signals.announce(job.conversationId).catch(() => undefined);
-      },
+        ),
+      ),
       { concurrency: 64 },
     );
+    // A timer may end a turn too (the stuck watchdog).
     await this.jobs.process<TimerJob>(
       TIMER_QUEUE,
-      async (job, { local }) => {
-        await this.timers.run(job);
-        // A timer may end a turn (the stuck watchdog) that a command in another process waits on.
-        if (!local) await this.signals.announce(job.conversationId).catch(() => undefined);
-      },
+      this.announcing((job) => this.timers.run(job)),
       { concurrency: 8 },
     );
+  }
+
+  /**
+   * Runs `run`, then announces the conversation when the job was fetched from the queue: its
+   * command may wait in another process. One started here was enqueued here, where the turn's
+   * appends wake the waiter themselves. A run that fails is not announced (it is retried).
+   */
+  private announcing<T extends { conversationId: string }>(run: (job: T) => Promise<void>): JobHandler<T> {
+    return async (job, { local }) => {
+      await run(job);
+      if (!local) await this.signals.announce(job.conversationId).catch(() => undefined);
+    };
   }
 }

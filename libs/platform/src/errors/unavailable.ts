@@ -18,20 +18,20 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
  */
 export function unavailableError(err: unknown): DomainError | null {
   if (!(err instanceof Error) || err instanceof DomainError) return null;
-  const code = (err as { code?: unknown }).code;
-  const dependency =
-    (typeof code === 'string' && POSTGRES_UNAVAILABLE.test(code)) ||
-    POSTGRES_MESSAGES.some((m) => err.message.includes(m))
-      ? 'postgres'
-      : err.name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.some((m) => err.message.includes(m))
-        ? 'redis'
-        : typeof code === 'string' && SOCKET_CODES.has(code)
-          ? 'unknown'
-          : null;
+  const dependency = dependencyOf(err);
   if (!dependency) return null;
-  const named = dependency === 'postgres' ? 'PostgreSQL' : dependency === 'redis' ? 'Redis' : 'A dependency';
-  return new DomainError('SERVICE_UNAVAILABLE', `${named} is unavailable; try again shortly.`, {
+  return new DomainError('SERVICE_UNAVAILABLE', `${NAMES[dependency]} is unavailable; try again shortly.`, {
     ...(dependency === 'unknown' ? {} : { dependency }),
     retryAfterSeconds: 5,
   });
+}
+
+const NAMES = { postgres: 'PostgreSQL', redis: 'Redis', unknown: 'A dependency' } as const;
+
+function dependencyOf(err: Error): keyof typeof NAMES | null {
+  const code = (err as { code?: unknown }).code;
+  const coded = typeof code === 'string' ? code : '';
+  if (POSTGRES_UNAVAILABLE.test(coded) || POSTGRES_MESSAGES.some((m) => err.message.includes(m))) return 'postgres';
+  if (err.name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.some((m) => err.message.includes(m))) return 'redis';
+  return SOCKET_CODES.has(coded) ? 'unknown' : null;
 }
