@@ -1,6 +1,7 @@
 import { CatalogService } from '@parley/catalog';
 import { streamIdOf, type ConversationCommands } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { ProjectionsService } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';
 import { connect, headers, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
@@ -51,6 +52,9 @@ describe('queries over HTTP and over NATS', () => {
     await store.append(streamIdOf(theirs), toAppend(conversationScript(theirs, { snapshot, owner: 'client-b' })));
     const asking = conversationScript(waiting, { snapshot, owner: 'client-a', actionCode: 'TICKET' }).slice(0, 24);
     position = (await store.append(streamIdOf(waiting), toAppend(asking, new Date('2026-11-21T09:00:00Z')))).position;
+    // The app waits only 400 ms for a minPosition (so the timeout case is quick); on a busy machine
+    // the projector's first catch-up can take longer, and every test below reads what it wrote.
+    expect(await side.app.get(ProjectionsService).waitForPosition(position, 15_000)).toBe(true);
   });
   afterAll(async () => {
     await nc.close();
