@@ -1,24 +1,30 @@
-import { Body, Controller, Delete, Headers, HttpCode, Inject, Param, Post, Put, Res } from '@nestjs/common';
-import { CurrentPrincipal, type Principal, Roles } from '@parley/auth';
+import { Controller, Delete, HttpCode, Inject, Param, Post, Put, UseInterceptors } from '@nestjs/common';
+import { Roles } from '@parley/auth';
 import {
+  type AddToolRepositoryRequest,
   addToolRepositoryRequest,
+  type ChangeToolRepositoryRequest,
   changeToolRepositoryRequest,
   CONVERSATION_COMMANDS,
   type CommandContext,
   type ConversationCommands,
+  type LifecycleRequest,
   lifecycleRequest,
+  type SendMessageRequest,
   sendMessageRequest,
+  type StartConversationRequest,
   startConversationRequest,
+  type SubmitAnswersRequest,
   submitAnswersRequest,
+  type ToolCallDecisionRequest,
   toolCallDecisionRequest,
-  type TurnReply,
 } from '@parley/conversation';
-import { parseOrThrow } from '@parley/platform';
-import type { FastifyReply } from 'fastify';
+import { Command, TurnReplies, ValidBody } from './command-params';
 
 /**
- * The conversation commands over HTTP (API.md). Thin: validate, call the shared handlers,
- * answer 202 when a waited-for turn is still running.
+ * The conversation commands over HTTP (API.md). Thin: the body is checked and the caller and
+ * idempotency key taken before the shared handlers run; TurnReplies answers 202 when a
+ * waited-for turn is still running.
  */
 @Controller('api/v1/conversations')
 @Roles('client', 'admin')
@@ -27,166 +33,120 @@ export class ConversationCommandsController {
 
   @Post()
   @HttpCode(201)
-  start(@Body() body: unknown, @CurrentPrincipal() caller: Principal, @Headers('idempotency-key') key?: string) {
-    return this.commands.start(parseOrThrow(startConversationRequest, body ?? {}), context(caller, key));
+  start(@ValidBody(startConversationRequest) body: StartConversationRequest, @Command() ctx: CommandContext) {
+    return this.commands.start(body, ctx);
   }
 
   @Post(':id/messages')
-  async send(
+  @UseInterceptors(TurnReplies)
+  send(
     @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(sendMessageRequest) body: SendMessageRequest,
+    @Command() ctx: CommandContext,
   ) {
-    return turn(
-      res,
-      await this.commands.sendMessage(id, parseOrThrow(sendMessageRequest, body ?? {}), context(caller, key)),
-    );
+    return this.commands.sendMessage(id, body, ctx);
   }
 
   @Post(':id/answers')
-  async answers(
+  @UseInterceptors(TurnReplies)
+  answers(
     @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(submitAnswersRequest) body: SubmitAnswersRequest,
+    @Command() ctx: CommandContext,
   ) {
-    return turn(
-      res,
-      await this.commands.submitAnswers(id, parseOrThrow(submitAnswersRequest, body ?? {}), context(caller, key)),
-    );
+    return this.commands.submitAnswers(id, body, ctx);
   }
 
   @Post(':id/tool-calls/:toolCallId/approve')
-  async approve(
+  @UseInterceptors(TurnReplies)
+  approve(
     @Param('id') id: string,
     @Param('toolCallId') toolCallId: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(toolCallDecisionRequest) body: ToolCallDecisionRequest,
+    @Command() ctx: CommandContext,
   ) {
-    const input = parseOrThrow(toolCallDecisionRequest, body ?? {});
-    return turn(res, await this.commands.approveToolCall(id, toolCallId, input, context(caller, key)));
+    return this.commands.approveToolCall(id, toolCallId, body, ctx);
   }
 
   @Post(':id/tool-calls/:toolCallId/reject')
-  async reject(
+  @UseInterceptors(TurnReplies)
+  reject(
     @Param('id') id: string,
     @Param('toolCallId') toolCallId: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(toolCallDecisionRequest) body: ToolCallDecisionRequest,
+    @Command() ctx: CommandContext,
   ) {
-    const input = parseOrThrow(toolCallDecisionRequest, body ?? {});
-    return turn(res, await this.commands.rejectToolCall(id, toolCallId, input, context(caller, key)));
+    return this.commands.rejectToolCall(id, toolCallId, body, ctx);
   }
 
   @Post(':id/terminate')
   @HttpCode(200)
   terminate(
     @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(lifecycleRequest) body: LifecycleRequest,
+    @Command() ctx: CommandContext,
   ) {
-    return this.commands.terminate(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key));
+    return this.commands.terminate(id, body, ctx);
   }
 
   @Post(':id/kill')
   @HttpCode(200)
   @Roles('admin')
-  kill(
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
-  ) {
-    return this.commands.kill(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key));
+  kill(@Param('id') id: string, @ValidBody(lifecycleRequest) body: LifecycleRequest, @Command() ctx: CommandContext) {
+    return this.commands.kill(id, body, ctx);
   }
 
   @Post(':id/pause')
   @HttpCode(200)
   @Roles('admin')
-  pause(
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
-  ) {
-    return this.commands.pause(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key));
+  pause(@Param('id') id: string, @ValidBody(lifecycleRequest) body: LifecycleRequest, @Command() ctx: CommandContext) {
+    return this.commands.pause(id, body, ctx);
   }
 
   @Post(':id/resume')
   @Roles('admin')
-  async resume(
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
-  ) {
-    return turn(res, await this.commands.resume(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key)));
+  @UseInterceptors(TurnReplies)
+  resume(@Param('id') id: string, @ValidBody(lifecycleRequest) body: LifecycleRequest, @Command() ctx: CommandContext) {
+    return this.commands.resume(id, body, ctx);
   }
 
   @Post(':id/recover')
   @Roles('admin')
-  async recover(
+  @UseInterceptors(TurnReplies)
+  recover(
     @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Res({ passthrough: true }) res: FastifyReply,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(lifecycleRequest) body: LifecycleRequest,
+    @Command() ctx: CommandContext,
   ) {
-    return turn(res, await this.commands.recover(id, parseOrThrow(lifecycleRequest, body ?? {}), context(caller, key)));
+    return this.commands.recover(id, body, ctx);
   }
 
   @Post(':id/tool-repositories')
   @HttpCode(201)
   addToolRepository(
     @Param('id') id: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(addToolRepositoryRequest) body: AddToolRepositoryRequest,
+    @Command() ctx: CommandContext,
   ) {
-    const input = parseOrThrow(addToolRepositoryRequest, body ?? {});
-    return this.commands.addToolRepository(id, input, context(caller, key));
+    return this.commands.addToolRepository(id, body, ctx);
   }
 
   @Put(':id/tool-repositories/:repositoryId')
   changeToolRepository(
     @Param('id') id: string,
     @Param('repositoryId') repositoryId: string,
-    @Body() body: unknown,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
+    @ValidBody(changeToolRepositoryRequest) body: ChangeToolRepositoryRequest,
+    @Command() ctx: CommandContext,
   ) {
-    const input = parseOrThrow(changeToolRepositoryRequest, body ?? {});
-    return this.commands.changeToolRepository(id, repositoryId, input, context(caller, key));
+    return this.commands.changeToolRepository(id, repositoryId, body, ctx);
   }
 
   @Delete(':id/tool-repositories/:repositoryId')
   removeToolRepository(
     @Param('id') id: string,
     @Param('repositoryId') repositoryId: string,
-    @CurrentPrincipal() caller: Principal,
-    @Headers('idempotency-key') key?: string,
+    @Command() ctx: CommandContext,
   ) {
-    return this.commands.removeToolRepository(id, repositoryId, context(caller, key));
+    return this.commands.removeToolRepository(id, repositoryId, ctx);
   }
-}
-
-function context(caller: Principal, idempotencyKey?: string): CommandContext {
-  return { caller, ...(idempotencyKey ? { idempotencyKey } : {}) };
-}
-
-/** 200 with the outcome when the turn ended or paused; 202 while it goes on. */
-function turn(res: FastifyReply, reply: TurnReply) {
-  void res.status(reply.done ? 200 : 202);
-  if (!reply.done) return { conversationId: reply.conversationId, status: reply.status, position: reply.position };
-  const { done: _done, ...body } = reply;
-  return body;
 }
