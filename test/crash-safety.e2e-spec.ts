@@ -213,4 +213,31 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     const revisions = all.map((e) => Number(e.revision));
     expect(revisions).toEqual(revisions.map((_, i) => i));
   });
+
+  it('leaves a turn resumed after its worker died to the resume’s job: the dead run’s job does nothing', async () => {
+    simulator.setLatency(5);
+    simulator.script([{ reply: { text: 'Answered once, by the resumed run.' } }]);
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    for (const child of children) child.kill('SIGKILL');
+    // No worker consumes the queue: the turn stays RU, as when the worker running it has died.
+    await post(`/api/v1/conversations/${id}/messages`, { content: 'hello?', wait: false });
+    expect((await post(`/api/v1/conversations/${id}/pause`, {})).body.status).toBe('PA');
+    expect((await post(`/api/v1/conversations/${id}/resume`, {})).status).toBe(202);
+    const before = await events(id);
+    const started = before.find((e) => e.type === 'TurnStarted')!;
+    const resumed = before.find((e) => e.type === 'TurnResumed')!;
+    const runner = app.get(TurnRunner);
+    const requests = simulator.requests.length;
+
+    // The dead run's job comes back when its lease runs out, while the resumed turn goes on.
+    await runner.run({ conversationId: id, turnNo: 1, revision: String(started.revision) });
+    expect(simulator.requests).toHaveLength(requests);
+    expect(await events(id)).toHaveLength(before.length);
+
+    await runner.run({ conversationId: id, turnNo: 1, revision: String(resumed.revision) });
+    const all = await events(id);
+    expect(simulator.requests).toHaveLength(requests + 1);
+    expect(all.filter((e) => e.type === 'ModelCallCompleted')).toHaveLength(1);
+    expect(all.at(-1)).toMatchObject({ type: 'ConversationCompleted' });
+  });
 });

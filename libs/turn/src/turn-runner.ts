@@ -68,6 +68,7 @@ export class TurnRunner {
     const loaded = await this.deps.repository.loadForWrite(job.conversationId, BigInt(job.revision));
     const s = loaded.state;
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
+    if (s.turn.runs > 1 && (await this.restartedSince(job))) return;
     const ctx = new TurnContext(
       job.conversationId,
       this.deps.repository,
@@ -102,6 +103,17 @@ export class TurnRunner {
       const state = ctx.state;
       if (state.status !== 'RU') await this.slots?.release(state.owner, state.id).catch(() => undefined);
     }
+  }
+
+  /**
+   * Whether the turn was resumed after the event that queued `job`: then that resume's own job
+   * runs it, and this one, of an earlier run (its worker died, and a pause and resume or a
+   * recover followed before its lease ran out), would only call the model a second time beside
+   * it. Asked only of turns resumed at least once.
+   */
+  private async restartedSince(job: TurnJob): Promise<boolean> {
+    const later = await this.deps.repository.eventsFrom(job.conversationId, BigInt(job.revision) + 1n);
+    return later.some((e) => e.type === 'TurnResumed' || e.type === 'TurnStarted');
   }
 
   private async loop(ctx: TurnContext, signal: AbortSignal): Promise<TurnEnd | null> {

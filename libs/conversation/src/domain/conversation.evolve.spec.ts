@@ -161,6 +161,20 @@ describe('conversation evolve: the worker transitions', () => {
     ).toBe('RU');
   });
 
+  it('counts the runs of a turn: TurnStarted is the first, each TurnResumed another, a new turn starts over', () => {
+    expect(existing(running).turn?.runs).toBe(1);
+    const resumed = existing([
+      ...running,
+      { type: 'ConversationPaused', data: { reason: null } },
+      { type: 'ConversationResumed', data: {} },
+      { type: 'TurnResumed', data: { turnNo: 1, reason: 'resume' } },
+      { type: 'ConversationStuck', data: { turnNo: 1, idleMs: 5 } },
+      { type: 'TurnResumed', data: { turnNo: 1, reason: 'recover' } },
+    ]);
+    expect(resumed.turn).toMatchObject({ no: 1, runs: 3 });
+    expect(existing([...running, { type: 'TurnStarted', data: { turnNo: 2 } }]).turn).toMatchObject({ no: 2, runs: 1 });
+  });
+
   it('ignores events for a stream that was never started', () => {
     expect(fold([{ type: 'TurnStarted', data: { turnNo: 1 } }])).toEqual({ status: 'none' });
   });

@@ -60,7 +60,7 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
     case 'TurnStarted':
       return { ...c, status: 'RU', error: null, turn: newTurn(event.data.turnNo, event.metadata.occurredAt) };
     case 'TurnResumed':
-      return { ...c, status: 'RU', pendingQuestion: null };
+      return onTurn({ ...c, status: 'RU', pendingQuestion: null }, (t) => ({ ...t, runs: t.runs + 1 }));
     case 'ModelCallStarted':
       return onTurn(c, (t) => ({ ...t, openModelCall: { callNo: event.data.callNo, attempt: event.data.attempt } }));
     case 'ChunksReceived':
@@ -172,6 +172,7 @@ export function fold(
 function newTurn(no: number, at: string): TurnProgress {
   return {
     no,
+    runs: 1,
     modelCalls: 0,
     openModelCall: null,
     toolCalls: [],

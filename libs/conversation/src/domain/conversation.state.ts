@@ -51,6 +51,11 @@ export interface PendingQuestion {
 /** What the current (or last) turn has done so far: the worker resumes from here. */
 export interface TurnProgress {
   no: number;
+  /**
+   * How many times the turn was started or resumed (TurnStarted, then each TurnResumed). Each
+   * run has a job of its own; a job of an earlier run is stale.
+   */
+  runs: number;
   /** Model calls that completed in this turn (the tool-round counter is derived from it). */
   modelCalls: number;
   /** A model call started but not completed (a crashed worker makes it again). */
