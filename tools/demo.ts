@@ -14,6 +14,14 @@ const MESSAGES = [
   'Please open a support ticket: my parcel arrived damaged.',
 ];
 const SETTLING = new Set(['ConversationCompleted', 'QuestionAsked', 'ConversationFailed', 'ToolCallApprovalRequested']);
+/** The events the demo prints a line for. */
+const PRINTED = new Set([
+  'ToolCallStarted',
+  'ToolCallCompleted',
+  'ToolCallFailed',
+  'ModelCallFailed',
+  'ModelCallCompleted',
+]);
 const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const money = (n: number) => `$${n.toFixed(6)}`;
@@ -28,6 +36,7 @@ interface Shown {
   code?: string;
   message?: string;
   kind?: string;
+  turnNo?: number;
   callNo?: number;
   finishReason?: string;
   inputTokens: number;
@@ -51,15 +60,37 @@ class Printer {
   private settled: Frame[] = [];
   private waiting: ((f: Frame) => void) | null = null;
 
+  /** Model calls (`turnNo:callNo`) whose ModelCallStarted has come; their text prints at once. */
+  private readonly started = new Set<string>();
+  /** Text of model calls whose ModelCallStarted has not come yet. */
+  private readonly held = new Map<string, string[]>();
+
+  private write(text: string): void {
+    if (!this.streaming) process.stdout.write('parley> ');
+    this.streaming = true;
+    process.stdout.write(text);
+  }
+
   onFrame = (f: Frame): void => {
     const d = (f.event === 'delta' ? f.data : f.data.data) as Shown;
     if (f.event === 'delta' && d.text) {
-      if (!this.streaming) process.stdout.write('parley> ');
-      this.streaming = true;
-      process.stdout.write(d.text);
+      // Live text can outrun the stored events before it (a tool's call and result are stored
+      // with the next append): it waits until its model call's ModelCallStarted has come.
+      const call = `${d.turnNo}:${d.callNo}`;
+      if (this.started.has(call)) this.write(d.text);
+      else this.held.set(call, [...(this.held.get(call) ?? []), d.text]);
       return;
     }
-    if (this.streaming && f.event !== 'ChunksReceived') {
+    if (f.event === 'ModelCallStarted') {
+      const call = `${d.turnNo}:${d.callNo}`;
+      this.started.add(call);
+      for (const text of this.held.get(call) ?? []) this.write(text);
+      this.held.delete(call);
+      return;
+    }
+    // The streamed reply stays on its line until something else is printed; the stored events
+    // that arrive meanwhile (ModelCallStarted, the ChunksReceived batches) print nothing.
+    if (this.streaming && (PRINTED.has(f.event) || SETTLING.has(f.event))) {
       process.stdout.write('\n');
       this.streaming = false;
     }
