@@ -19,7 +19,8 @@ import {
   type ToolCallDecisionRequest,
   toolCallDecisionRequest,
 } from '@parley/conversation';
-import { Command, TurnReplies, ValidBody } from './command-params';
+import { Command, ValidBody } from './command.decorators';
+import { TurnReplies } from './turn-replies.interceptor';
 
 /**
  * The conversation commands over HTTP (API.md). Thin: the body is checked and the caller and
