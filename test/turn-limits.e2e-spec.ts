@@ -14,6 +14,7 @@ describe('failures, retries and limits of a turn', () => {
         bundle.configurations.push(
           { code: 'TINY', description: 'Tiny budgets', tokenSizeMax: 64, llmRetryCount: 1, maxTotalTokens: 50 },
           { code: 'PRMT', description: 'Prompt budget', tokenSizeMax: 64, maxPromptTokens: 5 },
+          { code: 'CMPL', description: 'Completion budget', tokenSizeMax: 64, maxCompletionTokens: 30 },
           { code: 'FAST', description: 'Short turn', tokenSizeMax: 64, llmRetryCount: 3, turnTimeoutMs: 1000 },
         );
         const act = (code: string, configuration: string) => ({
@@ -21,7 +22,7 @@ describe('failures, retries and limits of a turn', () => {
           code,
           llmConfiguration: configuration,
         });
-        bundle.actions.push(act('TOKENS', 'TINY'), act('PROMPT', 'PRMT'), act('SLOW', 'FAST'));
+        bundle.actions.push(act('TOKENS', 'TINY'), act('PROMPT', 'PRMT'), act('SLOW', 'FAST'), act('REPLIES', 'CMPL'));
         return bundle;
       },
     );
@@ -111,6 +112,29 @@ describe('failures, retries and limits of a turn', () => {
     const { res } = await send('TOKENS', 'spend it');
     expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
     expect(res.body.error.message).toMatch(/total token budget \(60 of 50\)/);
+  });
+
+  it('holds each call within what the completion token budget has left, and stops the turn once it is spent', async () => {
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: {
+          toolCalls: [{ name: 'ORDER_STATUS', arguments: { orderId: 'C-1' } }],
+          tokens: { prompt: 5, completion: 20 },
+        },
+      },
+      {
+        reply: {
+          toolCalls: [{ name: 'ORDER_STATUS', arguments: { orderId: 'C-2' } }],
+          tokens: { prompt: 5, completion: 15 },
+        },
+      },
+    ]);
+    const { res } = await send('REPLIES', 'spend the replies');
+    // 64 per call by the configuration, within the 30 of the turn: 30, then the 10 left.
+    expect(parley.simulator.requests.map((r) => r.body.max_tokens)).toEqual([30, 10]);
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    expect(res.body.error.message).toMatch(/completion token budget \(35 of 30\)/);
   });
 
   it('refuses a prompt over the prompt token budget before calling the model', async () => {
