@@ -54,6 +54,31 @@ describe('failures, retries and limits of a turn', () => {
     expect(failed).toMatchObject({ kind: 'rate_limited', status: 429, retryable: true, attempt: 1 });
   });
 
+  it('fails with LLM_RUNTIME_ERROR when every attempt gets a 429, each one after its Retry-After', async () => {
+    parley.simulator.script([{ reply: { fail: { status: 429, retryAfterMs: 100 } } }]);
+    const { id, res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'FA', reply: null, error: { code: 'LLM_RUNTIME_ERROR' } });
+    const at = parley.simulator.requests.map((r) => r.receivedAt);
+    expect(at).toHaveLength(3);
+    expect(Math.min(at[1] - at[0], at[2] - at[1])).toBeGreaterThanOrEqual(100);
+    const failures = (await eventsOf(id)).filter((e) => e.type === 'ModelCallFailed').map((e) => e.data as any);
+    expect(failures.map((f) => [f.kind, f.attempt])).toEqual([
+      ['rate_limited', 1],
+      ['rate_limited', 2],
+      ['rate_limited', 3],
+    ]);
+  });
+
+  it('fails with LLM_RUNTIME_ERROR when every attempt’s stream is cut, recording no partial reply', async () => {
+    parley.simulator.script([{ reply: { text: 'Never gets to the end of this sentence at all', cutAfterChunks: 2 } }]);
+    const { id, res } = await send('CHAT');
+    expect(res.body).toMatchObject({ status: 'FA', reply: null, error: { code: 'LLM_RUNTIME_ERROR' } });
+    expect(parley.simulator.requests).toHaveLength(3);
+    const events = await eventsOf(id);
+    expect(events.filter((e) => e.type === 'MessageRecorded').map((e) => (e.data as any).role)).toEqual(['US']);
+    expect(events.filter((e) => e.type === 'ModelCallFailed')).toHaveLength(3);
+  });
+
   it('fails with LLM_RUNTIME_ERROR after the configured attempts of 503', async () => {
     parley.simulator.script([{ reply: { fail: { status: 503, message: 'overloaded' } } }]);
     const { id, res } = await send('CHAT');
