@@ -157,7 +157,7 @@ describe('failures, retries and limits of a turn', () => {
     ]);
     const { res } = await send('REPLIES', 'spend the replies');
     // 64 per call by the configuration, within the 30 of the turn: 30, then the 10 left.
-    expect(parley.simulator.requests.map((r) => r.body.max_tokens)).toEqual([30, 10]);
+    expect(parley.simulator.requests.map((r) => r.body?.max_tokens)).toEqual([30, 10]);
     expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
     expect(res.body.error.message).toMatch(/completion token budget \(35 of 30\)/);
   });

@@ -29,13 +29,16 @@ export class NatsModule {
           useFactory: async (config: Config): Promise<NatsConnection | null> => {
             const url = options.url === undefined ? config.nats.url : options.url;
             if (!url) return null;
-            // A server that restarts later is reconnected to for ever; one that is down at boot
-            // stops the boot with the driver's error naming the address.
+            // A server that restarts later is reconnected to for ever; one that cannot be reached
+            // at boot stops the boot, with a sentence that names the setting and the address.
             return connect({
               servers: url,
               name: options.name ?? config.prefix,
               maxReconnectAttempts: -1,
               maxPingOut: 3,
+            }).catch((err: unknown) => {
+              // The logger prints the driver's reason after it, from `cause`.
+              throw new Error(`NATS at ${url} (NATS_URL) could not be reached`, { cause: err });
             });
           },
         },
