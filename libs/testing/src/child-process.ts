@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** A loopback port free right now, for a child process that must be told its port up front. */
@@ -52,6 +53,32 @@ export async function startRedisServer(port: number): Promise<ChildProcess> {
       if (out.includes('Ready to accept connections')) resolve();
     });
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+  });
+  return child;
+}
+
+/** Debian installs nats-server in /usr/sbin, which a non-root PATH may leave out. */
+const NATS_SERVER = existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : 'nats-server';
+
+/**
+ * A NATS server with JetStream of the test's own on `port` (the machine's `nats-server`), keeping
+ * JetStream's store in `storeDir`, resolved once it accepts clients: for tests that stop NATS,
+ * which must never stop the machine's shared one.
+ */
+export async function startNatsServer(port: number, storeDir: string): Promise<ChildProcess> {
+  const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      out += String(chunk);
+      if (out.includes('Server is ready')) resolve();
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}: ${out}`)));
   });
   return child;
 }

@@ -7,7 +7,7 @@ export {
   type TestDatabase,
 } from './test-database';
 export { deciderSpec, type Decider } from './decider-spec';
-export { freePort, killProcess, startRedisServer, waitForHttp } from './child-process';
+export { freePort, killProcess, startNatsServer, startRedisServer, waitForHttp } from './child-process';
 export { until } from './until';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';

@@ -49,6 +49,9 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
   const { pool, feed, nats, prefix, pollMs, onError } = options;
   await ensureIntegrationStream(nats, prefix);
   const js = nats.jetstream();
+  // After a failed batch the stream is looked for again before the retry: a NATS server restarted
+  // without its JetStream store has lost it, and every publish would fail until it is there.
+  let streamKnown = true;
   return runSubscription({
     pool,
     feed,
@@ -58,10 +61,13 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     pollMs,
     retryMs: 1000,
     async handle(events) {
+      if (!streamKnown) await ensureIntegrationStream(nats, prefix);
+      streamKnown = false;
       for (const e of events)
         await js.publish(integrationSubject(prefix, e), encoder.encode(JSON.stringify(eventView(e))), {
           msgID: e.eventId,
         });
+      streamKnown = true;
     },
     onError,
   });

@@ -1,0 +1,120 @@
+import { freePort, killProcess, startNatsServer, until } from '@parley/testing';
+import { integrationStreamName } from '@parley/transport';
+import { connect, headers, type NatsConnection } from 'nats';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+
+/**
+ * NATS going away under a running Parley, on a NATS server of the test's own (the machine's
+ * shared one is never touched): HTTP goes on, readiness says what is down, and once NATS is back
+ * (restarted with an empty JetStream store, the worst case) the NATS front door answers again and
+ * the integration events recorded meanwhile are published.
+ */
+describe('NATS outage', () => {
+  let parley: ParleyUnderTest;
+  let nats: ChildProcess;
+  let port: number;
+  const stores: string[] = [];
+
+  const startNats = async () => {
+    const store = mkdtempSync(join(tmpdir(), 'parley-nats-'));
+    stores.push(store);
+    nats = await startNatsServer(port, store);
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    await startNats();
+    parley = await startParley('nats_outage', { NATS_URL: `nats://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await parley?.close();
+    await killProcess(nats);
+    for (const store of stores) rmSync(store, { recursive: true, force: true });
+  });
+
+  const start = async () =>
+    (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+
+  /** A client service's own connection, asking the NATS front door for the actions. */
+  const askActions = async (): Promise<unknown> => {
+    const client: NatsConnection = await connect({ servers: `nats://127.0.0.1:${port}` });
+    try {
+      const h = headers();
+      h.set('authorization', `Bearer ${ADMIN_KEY}`);
+      const msg = await client.request(`${parley.config.prefix}.qry.getAllActions`, '{}', {
+        headers: h,
+        timeout: 1000,
+      });
+      return JSON.parse(msg.string());
+    } finally {
+      await client.close();
+    }
+  };
+
+  /** The types of the integration events JetStream holds for `conversationId`. */
+  const integrationEvents = async (conversationId: string): Promise<string[]> => {
+    const client = await connect({ servers: `nats://127.0.0.1:${port}` });
+    try {
+      const jsm = await client.jetstreamManager();
+      const stream = integrationStreamName(parley.config.prefix);
+      const { state } = await jsm.streams.info(stream);
+      const types: string[] = [];
+      for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
+        const msg = await jsm.streams.getMessage(stream, { seq });
+        if (msg.subject.endsWith(`.${conversationId}`)) types.push(msg.subject.split('.').at(-2)!);
+      }
+      return types;
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('keeps running turns over HTTP while NATS is down, and catches up when it is back', async () => {
+    const before = await start();
+    expect(
+      (await parley.call('POST', `/api/v1/conversations/${before}/messages`, { content: 'one' })).body.status,
+    ).toBe('CO');
+    await until(async () => (await integrationEvents(before)).includes('ConversationCompleted'), 10_000, 100);
+    expect(await askActions()).toMatchObject({ result: expect.any(Array) });
+
+    await killProcess(nats);
+    const ready = await parley.call('GET', '/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      details: { checks: { postgres: 'ok', redis: 'ok', nats: 'down' } },
+    });
+    // What needs no NATS goes on: a whole turn, over HTTP.
+    const during = await start();
+    const reply = await parley.call('POST', `/api/v1/conversations/${during}/messages`, { content: 'two' });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ status: 'CO', reply: 'You said: two' });
+
+    await startNats();
+    await until(async () => (await parley.call('GET', '/health/ready')).status === 200, 15_000, 200);
+    // The front door's subscriptions came back with the connection.
+    await until(
+      async () =>
+        askActions().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+      200,
+    );
+    // The relay publishes what was recorded during the outage, into a stream it creates again.
+    await until(
+      async () => (await integrationEvents(during).catch((): string[] => [])).includes('ConversationCompleted'),
+      20_000,
+      200,
+    );
+    expect(await integrationEvents(during)).toEqual(
+      expect.arrayContaining(['ConversationStarted', 'MessageRecorded', 'TurnStarted', 'ConversationCompleted']),
+    );
+  }, 90_000);
+});
