@@ -22,6 +22,9 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
     redis = await startRedisServer(port);
     parley = await startParley('queue_faults', { REDIS_URL: `redis://127.0.0.1:${port}` }, (url) => {
       const bundle = testCatalog(url) as any;
+      const answer = bundle.actions.find((a: { code: string }) => a.code === 'ANSWER');
+      bundle.configurations.push({ ...bundle.configurations[0], code: 'LONG', questionTimeoutMs: 4000 });
+      bundle.actions.push({ ...answer, code: 'ASK_LONG', llmConfiguration: 'LONG' });
       bundle.configurations[0].questionTimeoutMs = 1000;
       return bundle;
     });
@@ -149,6 +152,29 @@ describe('turn queue faults: Redis down, and a lost enqueue', () => {
       () => killProcess(redis),
       async () => void (redis = await startRedisServer(port)),
     );
+  }, 30_000);
+
+  it('expires a question whose timer a restarted Redis lost with all its data: the dispatcher notices and stores it again', async () => {
+    parley.simulator.script([
+      {
+        reply: {
+          toolCalls: [{ name: 'AskUserQuestion', arguments: { questions: [{ key: 'k', question: 'Which one?' }] } }],
+        },
+      },
+    ]);
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'ASK_LONG' }))
+      .body.conversationId as string;
+    expect((await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'help' })).body.status).toBe(
+      'WA',
+    );
+    // Past the dispatcher's own look at the question (about a second after it), which found its timer stored.
+    await new Promise((r) => setTimeout(r, 1500));
+    await killProcess(redis);
+    redis = await startRedisServer(port); // nothing kept on disk: the timer is gone
+
+    await until(async () => (await eventsOf(id)).some((e) => e.type === 'ConversationFailed'), 15_000, 100);
+    const failed = (await eventsOf(id)).find((e) => e.type === 'ConversationFailed')!;
+    expect(failed.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
   }, 30_000);
 
   it('expires a question whose timer Redis refused (out of memory): the turn dispatcher stores it once Redis takes writes again', async () => {

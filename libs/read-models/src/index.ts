@@ -12,6 +12,7 @@ export { ConversationQueries } from './queries/conversation-queries';
 export { UsageQueries } from './queries/usage-queries';
 export { AuditQueries, eventView, type EventView } from './queries/audit-queries';
 export { ProjectionPositions } from './queries/projection-positions';
+export { openConversationIds } from './queries/open-conversations';
 export * from './queries/query-schemas';
 export type { ConversationView, MessageView, ToolCallView, ModelCallView } from './queries/row-mappers';
 export { registerReadCommands } from './cli/read.commands';

@@ -2,6 +2,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
@@ -22,7 +23,8 @@ import {
   type RecordedEvent,
   type SubscriptionRunner,
 } from '@parley/event-store';
-import { PG_POOL } from '@parley/platform';
+import { PG_POOL, REDIS, type Redis } from '@parley/platform';
+import { openConversationIds } from '@parley/read-models';
 import type { Pool } from 'pg';
 
 /**
@@ -30,6 +32,9 @@ import type { Pool } from 'pg';
  * happened, and most turns have ended, so a batch seldom holds a turn still to look at.
  */
 export const DISPATCH_AFTER_MS = 1_000;
+
+/** How often the dispatcher checks that Redis still holds what the queue stored there. */
+const LOSS_CHECK_MS = 5_000;
 
 /** Events that start a turn or ask a question: the ones whose job or timer may need storing again. */
 const STARTS = new Set(['TurnStarted', 'TurnResumed', 'QuestionAsked']);
@@ -67,6 +72,10 @@ const WATCHED = [...new Set([...STARTS, ...ENDS_TURN, ...ENDS_QUESTION])];
 export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('TurnDispatcher');
   private runner: SubscriptionRunner | null = null;
+  private lossCheck: NodeJS.Timeout | null = null;
+  private restoring: Promise<boolean> | null = null;
+  /** With the in-process queue: whether this process has restored what the last one held. */
+  private restored = false;
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
@@ -74,6 +83,7 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
     @Inject(CONFIG) private readonly config: Config,
+    @Optional() @Inject(REDIS) private readonly redis?: Redis | null,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -90,11 +100,52 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
       handle: (events) => this.dispatch(events),
       onError: (err) => this.logger.warn(`turn jobs not checked; retrying: ${String(err)}`),
     });
+    this.watchForLoss();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    if (this.lossCheck) clearInterval(this.lossCheck);
+    this.lossCheck = null;
+    await this.restoring;
     await this.runner?.stop();
     this.runner = null;
+  }
+
+  /** Starts looking for a lost queue: now, then every LOSS_CHECK_MS while Redis is the queue. */
+  private watchForLoss(): void {
+    void this.restoreIfLost();
+    if (this.redis) {
+      this.lossCheck = setInterval(() => void this.restoreIfLost(), LOSS_CHECK_MS);
+      this.lossCheck.unref();
+    }
+  }
+
+  /**
+   * Stores again the job of every running turn and the timer of every pending question when the
+   * queue has lost what it held: the in-process queue keeps nothing across a restart, and a Redis
+   * restarted without its data (or flushed) no longer holds the marker the dispatcher left there
+   * after its last look. Resolves whether it restored; a failure is logged and tried again at the
+   * next check.
+   */
+  restoreIfLost(): Promise<boolean> {
+    this.restoring ??= this.restoreNow().finally(() => (this.restoring = null));
+    return this.restoring;
+  }
+
+  private async restoreNow(): Promise<boolean> {
+    const marker = `${this.config.prefix}:turn-dispatcher:marker`;
+    try {
+      if (this.redis ? (await this.redis.exists(marker)) === 1 : this.restored) return false;
+      const open = await openConversationIds(this.pool);
+      for (const conversationId of open) await this.rescheduleOpen(conversationId, 0n);
+      if (this.redis) await this.redis.set(marker, new Date().toISOString());
+      this.restored = true;
+      if (open.length > 0) this.logger.log(`the queue held nothing: looked again at ${open.length} open conversations`);
+      return true;
+    } catch (err) {
+      this.logger.warn(`could not check the queue for lost jobs; trying again: ${String(err)}`);
+      return false;
+    }
   }
 
   private async dispatch(events: RecordedEvent[]): Promise<void> {
@@ -103,17 +154,22 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
       // ended, paused or resumed since (a resumed one has a job of its own), or a question answered
       // since, needs nothing.
       const from = started.reduce((min, e) => (e.revision < min ? e.revision : min), started[0].revision);
-      const since = await this.repository.eventsFrom(conversationId, from).catch((err: unknown) => {
-        if (err instanceof StreamDeleted) return [];
-        throw err;
-      });
-      for (const event of stillOpen(since).get(conversationId) ?? [])
-        await this.scheduler.reschedule(
-          conversationId,
-          { type: event.type, data: event.data } as ConversationEvent,
-          event.revision,
-        );
+      await this.rescheduleOpen(conversationId, from);
     }
+  }
+
+  /** Stores the job or timer of each turn start and question from `from` on that no later event ended. */
+  private async rescheduleOpen(conversationId: string, from: bigint): Promise<void> {
+    const since = await this.repository.eventsFrom(conversationId, from).catch((err: unknown) => {
+      if (err instanceof StreamDeleted) return [];
+      throw err;
+    });
+    for (const event of stillOpen(since).get(conversationId) ?? [])
+      await this.scheduler.reschedule(
+        conversationId,
+        { type: event.type, data: event.data } as ConversationEvent,
+        event.revision,
+      );
   }
 }
 

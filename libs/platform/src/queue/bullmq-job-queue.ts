@@ -46,9 +46,14 @@ export class BullMqJobQueue implements JobQueue {
   ) {}
 
   async enqueue<T>(queue: string, jobId: string, data: T, options: EnqueueOptions = {}): Promise<void> {
-    const here = options.preferLocal ? this.local.get(queue) : undefined;
     const id = safeId(jobId);
-    if (here?.running.has(id)) return;
+    if (this.local.get(queue)?.running.has(id)) {
+      // Running here already. Stored again as its lease (a no-op while Redis holds the lease): a
+      // Redis that lost its data would otherwise hand the job to a worker beside this run.
+      await this.add(queue, id, data, this.lockMs);
+      return;
+    }
+    const here = options.preferLocal ? this.local.get(queue) : undefined;
     if (here && here.running.size + here.fetched < here.concurrency && !options.delayMs) {
       const stored = this.add(queue, id, data, this.lockMs);
       this.runHere(here, id, data, stored);

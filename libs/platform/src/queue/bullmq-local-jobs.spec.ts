@@ -71,6 +71,32 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     await Promise.all([here.close(), there.close()]);
   });
 
+  it('stores a job running here again as its lease when Redis lost it, so no other worker runs it meanwhile', async () => {
+    const here = open();
+    const there = open();
+    let first = true;
+    // Only the run started here is held: a second run, wherever it lands, ends at once.
+    const held = holding(() => [first, (first = false)][0]);
+    const ranThere: string[] = [];
+    await here.process('turns', held.handler, { concurrency: 4 });
+    await there.process('turns', async (_d, job) => void ranThere.push(job.id), { concurrency: 4 });
+    await here.enqueue('turns', 'turn:l:1', { n: 1 }, { preferLocal: true });
+    expect(held.ran).toEqual(['turn.l.1']);
+
+    // Redis loses the lease; the turn dispatcher stores the job again, as for any lost job.
+    await (await inspect.getJob('turn.l.1'))!.remove();
+    await here.enqueue('turns', 'turn:l:1', { n: 1 });
+
+    expect(await stateOf('turn.l.1')).toBe('delayed');
+    await sleep(LOCK_MS * 2.5);
+    expect(ranThere).toEqual([]);
+    held.release();
+    await until(async () => (await stateOf('turn.l.1')) === 'gone', 8000, 20);
+    expect(held.ran).toEqual(['turn.l.1']);
+    expect(ranThere).toEqual([]);
+    await Promise.all([here.close(), there.close()]);
+  });
+
   it('hands a job that failed here to the queue, where a worker retries it', async () => {
     const here = open();
     const there = open();
