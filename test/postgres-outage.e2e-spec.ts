@@ -53,6 +53,18 @@ describe('PostgreSQL unreachable', () => {
     // The refused message left nothing behind.
     const events = (await parley.call('GET', `/api/v1/conversations/${id}/events`)).body as { data: any }[];
     expect(events.map((e) => e.data.content).filter(Boolean)).toEqual(['back', 'You said: back']);
+    // The read models' subscription lost its connection (and its lock) too: it takes them again
+    // and projects the turn made after the outage.
+    await until(
+      async () => (await parley.call('GET', `/api/v1/conversations/${id}`)).body.llmProcessStatus === 'CO',
+      15_000,
+      100,
+    );
+    const messages = await parley.call('GET', `/api/v1/conversations/${id}/messages`);
+    expect(messages.body.map((m: { llmMessageContent: string }) => m.llmMessageContent)).toEqual([
+      'back',
+      'You said: back',
+    ]);
   }, 30_000);
 
   it('finishes a turn the database went away under, and answers the command waiting for it', async () => {
