@@ -67,6 +67,7 @@ const WATCHED = [...new Set([...STARTS, ...ENDS_TURN, ...ENDS_QUESTION])];
  * died between the append and the enqueue, or Redis failed it. Job ids dedup, so a job that
  * exists is left alone; a lost one is stored for any worker to fetch. A batch that cannot reach
  * Redis is retried until it can. One active instance across processes (the subscription's lock).
+ * A queue that lost everything it held is restored from the open conversations (restoreIfLost).
  */
 @Injectable()
 export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -111,13 +112,11 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
     this.runner = null;
   }
 
-  /** Starts looking for a lost queue: now, then every LOSS_CHECK_MS while Redis is the queue. */
+  /** Looks for a lost queue now, then every LOSS_CHECK_MS (the in-process queue: until it has restored once). */
   private watchForLoss(): void {
     void this.restoreIfLost();
-    if (this.redis) {
-      this.lossCheck = setInterval(() => void this.restoreIfLost(), LOSS_CHECK_MS);
-      this.lossCheck.unref();
-    }
+    this.lossCheck = setInterval(() => void this.restoreIfLost(), LOSS_CHECK_MS);
+    this.lossCheck.unref();
   }
 
   /**
