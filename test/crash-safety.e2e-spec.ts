@@ -196,6 +196,40 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     60_000,
   );
 
+  it('lets a worker deployable stopped with SIGTERM mid-turn finish the turn before it exits', async () => {
+    const text = 'This answer streams slowly, so that the worker is asked to stop while it is still being written.';
+    simulator.script([{ reply: { text } }]);
+    simulator.setLatency(60);
+    // The real deployable (apps/worker), whose SIGTERM handler stops the application gracefully.
+    const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let out = '';
+    worker.stdout!.on('data', (d) => (out += String(d)));
+    worker.stderr!.on('data', (d) => (out += String(d)));
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    await until(() => out.includes('parley-worker running') || worker.exitCode !== null, 30_000, 50);
+    expect(worker.exitCode).toBeNull();
+
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    expect((await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false })).status).toBe(202);
+    await until(async () => (await events(id)).some((e) => e.type === 'ChunksReceived'), 15_000, 50);
+    worker.kill('SIGTERM');
+
+    expect(await exited).toBe(0);
+    // Finished by the worker that was stopping, before it exited: one model call, the whole reply.
+    const all = await events(id);
+    expect(all.at(-1)!.type).toBe('ConversationCompleted');
+    expect(all.filter((e) => e.type === 'ModelCallStarted')).toHaveLength(1);
+    expect(all.filter((e) => e.type === 'MessageRecorded').map((e) => (e.data as any).content)).toEqual([
+      'tell me',
+      text,
+    ]);
+  }, 60_000);
+
   it('lets only one of two workers racing on the same turn write', async () => {
     simulator.setLatency(5);
     simulator.script([{ reply: { text: 'Exactly one of us answers.' } }]);
