@@ -200,6 +200,8 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     const text = 'This answer streams slowly, so that the worker is asked to stop while it is still being written.';
     simulator.script([{ reply: { text } }]);
     simulator.setLatency(60);
+    // The workers of earlier tests go, so that this one takes the turn.
+    for (const child of children) child.kill('SIGKILL');
     // The real deployable (apps/worker), whose SIGTERM handler stops the application gracefully.
     const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
       cwd: ROOT,
