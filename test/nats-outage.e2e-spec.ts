@@ -74,6 +74,30 @@ describe('NATS outage', () => {
     }
   };
 
+  /** Follows GET …/stream until a frame of `until` arrives; resolves the frames' event names. */
+  const followUntil = (conversationId: string, until: string): Promise<string[]> =>
+    new Promise((resolve, reject) => {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(new Error(`no ${until} on the stream`)), 15_000);
+      void fetch(`${parley.url}/api/v1/conversations/${conversationId}/stream`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        signal: abort.signal,
+      })
+        .then(async (res) => {
+          let body = '';
+          for await (const chunk of res.body!) {
+            body += Buffer.from(chunk).toString();
+            if (body.includes(`event: ${until}\n`)) break;
+          }
+          return [...body.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+        })
+        .then(resolve, reject)
+        .finally(() => {
+          clearTimeout(timer);
+          abort.abort();
+        });
+    });
+
   it('keeps running turns over HTTP while NATS is down, and catches up when it is back', async () => {
     const before = await start();
     expect(
@@ -89,11 +113,14 @@ describe('NATS outage', () => {
       code: 'SERVICE_UNAVAILABLE',
       details: { checks: { postgres: 'ok', redis: 'ok', nats: 'down' } },
     });
-    // What needs no NATS goes on: a whole turn, over HTTP.
+    // What needs no NATS goes on: a whole turn over HTTP, followed on the SSE stream (its stored
+    // events come from the event store; only the live deltas travel over NATS).
     const during = await start();
+    const followed = followUntil(during, 'ConversationCompleted');
     const reply = await parley.call('POST', `/api/v1/conversations/${during}/messages`, { content: 'two' });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ status: 'CO', reply: 'You said: two' });
+    expect(await followed).toEqual(expect.arrayContaining(['MessageRecorded', 'TurnStarted', 'ConversationCompleted']));
 
     await startNats();
     await until(async () => (await parley.call('GET', '/health/ready')).status === 200, 15_000, 200);
