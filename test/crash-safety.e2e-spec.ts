@@ -100,6 +100,16 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
 
   const post = (path: string, body: unknown, to = url) => callerOf(to)('POST', path, body);
   const events = (id: string): Promise<RecordedEvent[]> => store.readStream(`conversation-${id}`);
+  /**
+   * A CHAT conversation whose message is recorded (wait: false) with no worker left to consume the
+   * queue: its turn stays RU, as when the worker running it has died.
+   */
+  const turnNobodyRuns = async (content: string): Promise<string> => {
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    for (const child of children) child.kill('SIGKILL');
+    await post(`/api/v1/conversations/${id}/messages`, { content, wait: false });
+    return id;
+  };
 
   it('SIGKILLs the worker while the model streams; another worker finishes the turn from the events', async () => {
     const text = 'This answer streams slowly so that the worker dies in the middle of it and another one takes over.';
@@ -235,10 +245,8 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
   it('lets only one of two workers racing on the same turn write', async () => {
     simulator.setLatency(5);
     simulator.script([{ reply: { text: 'Exactly one of us answers.' } }]);
-    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
-    for (const child of children) child.kill('SIGKILL');
-    // With no worker consuming the queue, run the same turn job twice in this process at once.
-    await post(`/api/v1/conversations/${id}/messages`, { content: 'race', wait: false });
+    const id = await turnNobodyRuns('race');
+    // Run the same turn job twice in this process at once.
     const started = (await events(id)).find((e) => e.type === 'TurnStarted')!;
     const runner = app.get(TurnRunner);
     const job = { conversationId: id, turnNo: 1, revision: String(started.revision) };
@@ -253,10 +261,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
   it('leaves a turn resumed after its worker died to the resume’s job: the dead run’s job does nothing', async () => {
     simulator.setLatency(5);
     simulator.script([{ reply: { text: 'Answered once, by the resumed run.' } }]);
-    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
-    for (const child of children) child.kill('SIGKILL');
-    // No worker consumes the queue: the turn stays RU, as when the worker running it has died.
-    await post(`/api/v1/conversations/${id}/messages`, { content: 'hello?', wait: false });
+    const id = await turnNobodyRuns('hello?');
     expect((await post(`/api/v1/conversations/${id}/pause`, {})).body.status).toBe('PA');
     expect((await post(`/api/v1/conversations/${id}/resume`, {})).status).toBe(202);
     const before = await events(id);

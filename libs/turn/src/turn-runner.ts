@@ -62,13 +62,17 @@ export class TurnRunner {
     };
   }
 
-  async run(job: TurnJob): Promise<void> {
+  /**
+   * `current`: the job was started at once by the process that appended its event (its first
+   * attempt, run here), so no later run of the turn can have replaced it yet.
+   */
+  async run(job: TurnJob, current = false): Promise<void> {
     // When this process appended the event that queued the job (the all-in-one server), the
     // folded state is already here; the turn's appends carry its revision either way.
     const loaded = await this.deps.repository.loadForWrite(job.conversationId, BigInt(job.revision));
     const s = loaded.state;
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
-    if (s.turn.runs > 1 && (await this.restartedSince(job))) return;
+    if (!current && s.turn.runs > 1 && (await this.restartedSince(job))) return;
     const ctx = new TurnContext(
       job.conversationId,
       this.deps.repository,
@@ -109,7 +113,7 @@ export class TurnRunner {
    * Whether the turn was resumed after the event that queued `job`: then that resume's own job
    * runs it, and this one, of an earlier run (its worker died, and a pause and resume or a
    * recover followed before its lease ran out), would only call the model a second time beside
-   * it. Asked only of turns resumed at least once.
+   * it. Asked only of turns resumed at least once, for jobs not known to be current.
    */
   private async restartedSince(job: TurnJob): Promise<boolean> {
     const later = await this.deps.repository.eventsFrom(job.conversationId, BigInt(job.revision) + 1n);

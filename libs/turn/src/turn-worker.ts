@@ -18,10 +18,12 @@ export class TurnWorker implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.process<TurnJob>(
       TURN_QUEUE,
-      this.announcing((job) =>
+      this.announcing((job, { local, attempt }) =>
         withTraceCarrier(job.trace, () =>
           withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, () =>
-            runWithContext({ traceId: activeTraceId() ?? newTraceId() }, () => this.turns.run(job)),
+            runWithContext({ traceId: activeTraceId() ?? newTraceId() }, () =>
+              this.turns.run(job, local && attempt === 1),
+            ),
           ),
         ),
       ),
@@ -40,10 +42,10 @@ export class TurnWorker implements OnApplicationBootstrap {
    * command may wait in another process. One started here was enqueued here, where the turn's
    * appends wake the waiter themselves. A run that fails is not announced (it is retried).
    */
-  private announcing<T extends { conversationId: string }>(run: (job: T) => Promise<void>): JobHandler<T> {
-    return async (job, { local }) => {
-      await run(job);
-      if (!local) await this.signals.announce(job.conversationId).catch(() => undefined);
+  private announcing<T extends { conversationId: string }>(run: JobHandler<T>): JobHandler<T> {
+    return async (job, context) => {
+      await run(job, context);
+      if (!context.local) await this.signals.announce(job.conversationId).catch(() => undefined);
     };
   }
 }
