@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { until } from '@parley/testing';
 import { Writable } from 'node:stream';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
 
@@ -79,6 +80,11 @@ describe('logs and metrics of a running conversation', () => {
     const failed = await parley.call('POST', `/api/v1/conversations/${second}/messages`, { content: 'hello?' }, as);
     expect(failed.body).toMatchObject({ status: 'FA', error: { code: 'LLM_RUNTIME_ERROR' } });
     failedReplies.push(failed.body);
+    // The read models are written by the projector after the reply; its lag gauge is set once it has caught up.
+    await until(
+      async () => (await parley.call('GET', `/api/v1/conversations/${second}`)).body.llmProcessStatus === 'FA',
+      10_000,
+    );
   });
   afterAll(() => parley.close());
 

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { DomainError } from './domain-error';
 import { unavailableError } from './unavailable';
 
@@ -31,6 +32,12 @@ describe('unavailableError', () => {
     const unavailable = unavailableError(withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
     expect(unavailable?.code).toBe('SERVICE_UNAVAILABLE');
     expect(unavailable?.details).toEqual({ retryAfterSeconds: 5 });
+  });
+
+  it('knows a reset socket whose error was made in another realm (Node core, under a test runner)', () => {
+    const foreign = runInNewContext(`Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })`) as Error;
+    expect(foreign instanceof Error).toBe(false);
+    expect(unavailableError(foreign)?.code).toBe('SERVICE_UNAVAILABLE');
   });
 
   it.each([

@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import { DomainError } from './domain-error';
 
 // PostgreSQL's SQLSTATEs that mean "no usable connection": class 08 (connection exception),
@@ -17,7 +18,9 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
  * client sees a retryable 503 during an outage instead of a 500 that reads as a bug.
  */
 export function unavailableError(err: unknown): DomainError | null {
-  if (!(err instanceof Error) || err instanceof DomainError) return null;
+  // isNativeError: a socket error comes from Node's own realm, which `instanceof Error` of
+  // another realm (a VM context, such as a test runner's) does not recognise.
+  if (!(err instanceof Error || types.isNativeError(err)) || err instanceof DomainError) return null;
   const dependency = dependencyOf(err);
   if (!dependency) return null;
   return new DomainError('SERVICE_UNAVAILABLE', `${NAMES[dependency]} is unavailable; try again shortly.`, {
