@@ -11,7 +11,8 @@ import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-a
  * NATS going away under a running Parley, on a NATS server of the test's own (the machine's
  * shared one is never touched): HTTP goes on, readiness says what is down, and once NATS is back
  * (restarted with an empty JetStream store, the worst case) the NATS front door answers again and
- * the integration events recorded meanwhile are published.
+ * the integration events recorded meanwhile are published; and a Parley started while NATS is
+ * away, which takes it up once it answers.
  */
 describe('NATS outage', () => {
   let parley: ParleyUnderTest;
@@ -74,6 +75,31 @@ describe('NATS outage', () => {
     }
   };
 
+  /**
+   * Once NATS answers again: readiness 200, the NATS front door answering, and the integration
+   * events of `conversationId`'s turn published.
+   */
+  const caughtUp = async (conversationId: string): Promise<void> => {
+    await until(async () => (await parley.call('GET', '/health/ready')).status === 200, 15_000, 200);
+    await until(
+      async () =>
+        askActions().then(
+          () => true,
+          () => false,
+        ),
+      15_000,
+      200,
+    );
+    await until(
+      async () => (await integrationEvents(conversationId).catch((): string[] => [])).includes('ConversationCompleted'),
+      20_000,
+      200,
+    );
+    expect(await integrationEvents(conversationId)).toEqual(
+      expect.arrayContaining(['ConversationStarted', 'MessageRecorded', 'TurnStarted', 'ConversationCompleted']),
+    );
+  };
+
   /** Follows GET …/stream until a frame of `until` arrives; resolves the frames' event names. */
   const followUntil = (conversationId: string, until: string): Promise<string[]> =>
     new Promise((resolve, reject) => {
@@ -123,25 +149,29 @@ describe('NATS outage', () => {
     expect(await followed).toEqual(expect.arrayContaining(['MessageRecorded', 'TurnStarted', 'ConversationCompleted']));
 
     await startNats();
-    await until(async () => (await parley.call('GET', '/health/ready')).status === 200, 15_000, 200);
-    // The front door's subscriptions came back with the connection.
-    await until(
-      async () =>
-        askActions().then(
-          () => true,
-          () => false,
-        ),
-      15_000,
-      200,
-    );
-    // The relay publishes what was recorded during the outage, into a stream it creates again.
-    await until(
-      async () => (await integrationEvents(during).catch((): string[] => [])).includes('ConversationCompleted'),
-      20_000,
-      200,
-    );
-    expect(await integrationEvents(during)).toEqual(
-      expect.arrayContaining(['ConversationStarted', 'MessageRecorded', 'TurnStarted', 'ConversationCompleted']),
-    );
+    // The front door's subscriptions come back with the connection, and the relay publishes what
+    // was recorded during the outage, into a stream it creates again.
+    await caughtUp(during);
+  }, 90_000);
+
+  it('starts while NATS cannot be reached, runs turns over HTTP, and takes NATS up once it answers', async () => {
+    await parley.close();
+    await killProcess(nats);
+    port = await freePort();
+    parley = await startParley('nats_absent', { NATS_URL: `nats://127.0.0.1:${port}` });
+
+    const ready = await parley.call('GET', '/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.error.details.checks).toEqual({ postgres: 'ok', redis: 'ok', nats: 'down' });
+    const before = await start();
+    const followed = followUntil(before, 'ConversationCompleted');
+    const reply = await parley.call('POST', `/api/v1/conversations/${before}/messages`, { content: 'early' });
+    expect(reply.body).toMatchObject({ status: 'CO', reply: 'You said: early' });
+    expect(await followed).toEqual(expect.arrayContaining(['TurnStarted', 'ConversationCompleted']));
+
+    await startNats();
+    // The front door subscribes, and the relay publishes from its checkpoint what was recorded
+    // before NATS first answered.
+    await caughtUp(before);
   }, 90_000);
 });

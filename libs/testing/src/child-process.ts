@@ -65,8 +65,8 @@ const NATS_SERVER = existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server
  * JetStream's store in `storeDir`, resolved once it accepts clients: for tests that stop NATS,
  * which must never stop the machine's shared one.
  */
-export async function startNatsServer(port: number, storeDir: string): Promise<ChildProcess> {
-  const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+export async function startNatsServer(port: number, storeDir: string, args: string[] = []): Promise<ChildProcess> {
+  const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

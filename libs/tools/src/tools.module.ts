@@ -25,7 +25,7 @@ const providers: Provider[] = [
 
 /**
  * Exports ToolExecutor and ToolRegistry (and re-exports McpModule). Needs from global modules:
- * CONFIG, NATS_CONNECTION, TOOL_CONFIG_SOURCE and MCP_CLIENT_CONFIG_SOURCE; TOOL_METRICS and
+ * CONFIG, NATS_LINK, TOOL_CONFIG_SOURCE and MCP_CLIENT_CONFIG_SOURCE; TOOL_METRICS and
  * MCP_METRICS when present. In-process tools are @ParleyTool providers of any module.
  */
 @Module({

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DomainError, NATS_CONNECTION, PG_POOL, REDIS, type NatsConnection, type Redis } from '@parley/platform';
+import { DomainError, NATS_LINK, PG_POOL, REDIS, type NatsLink, type Redis } from '@parley/platform';
 import type { Pool } from 'pg';
 
 export type CheckStatus = 'ok' | 'down' | 'disabled';
@@ -14,7 +14,7 @@ const DEFAULT_TIMEOUT_MS = 1_500;
 
 /**
  * Readiness of the dependencies this process uses, found by injection (PG_POOL `select 1`, REDIS
- * PING, NATS_CONNECTION flush). A dependency that is not configured reports 'disabled' and does
+ * PING, a flush of the NATS_LINK's connection, down while NATS has not answered yet). A dependency that is not configured reports 'disabled' and does
  * not fail readiness; other probes can be added with `register`.
  */
 @Injectable()
@@ -29,11 +29,15 @@ export class ReadinessService {
   constructor(
     @Optional() @Inject(PG_POOL) pool?: Pool,
     @Optional() @Inject(REDIS) redis?: Redis | null,
-    @Optional() @Inject(NATS_CONNECTION) nats?: NatsConnection | null,
+    @Optional() @Inject(NATS_LINK) nats?: NatsLink,
   ) {
     if (pool) this.register('postgres', () => pool.query('select 1'));
     if (redis) this.register('redis', () => redis.ping());
-    if (nats) this.register('nats', () => nats.flush());
+    if (nats?.enabled)
+      this.register('nats', () => {
+        if (!nats.connection) throw new Error('NATS has not answered yet');
+        return nats.connection.flush();
+      });
   }
 
   /** Adds or replaces a probe; null marks the dependency as disabled. */

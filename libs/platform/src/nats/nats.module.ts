@@ -1,17 +1,18 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
+import { NatsLink } from './nats-link';
 
-/** The shared NATS connection, or null when NATS_URL is unset (NATS is off). */
-export const NATS_CONNECTION = Symbol('parley.nats-connection');
+/** The process's NatsLink: its connection once NATS answers; never one when NATS_URL is unset (NATS off). */
+export const NATS_LINK = Symbol('parley.nats-link');
 
 class NatsLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(NATS_CONNECTION) private readonly nats: NatsConnection | null) {}
+  constructor(@Inject(NATS_LINK) private readonly link: NatsLink) {}
 
   async onApplicationShutdown(): Promise<void> {
     // drain() delivers what is already buffered before closing, so a publish made just before
     // shutdown is not lost.
-    if (this.nats && !this.nats.isClosed()) await this.nats.drain().catch(() => this.nats?.close());
+    await this.link.close();
   }
 }
 
@@ -24,27 +25,19 @@ export class NatsModule {
       module: NatsModule,
       providers: [
         {
-          provide: NATS_CONNECTION,
+          provide: NATS_LINK,
           inject: [CONFIG],
-          useFactory: async (config: Config): Promise<NatsConnection | null> => {
+          useFactory: (config: Config): Promise<NatsLink> | NatsLink => {
             const url = options.url === undefined ? config.nats.url : options.url;
-            if (!url) return null;
+            if (!url) return NatsLink.off();
             // A server that restarts later is reconnected to for ever; one that cannot be reached
-            // at boot stops the boot, with a sentence that names the setting and the address.
-            return connect({
-              servers: url,
-              name: options.name ?? config.prefix,
-              maxReconnectAttempts: -1,
-              maxPingOut: 3,
-            }).catch((err: unknown) => {
-              // The logger prints the driver's reason after it, from `cause`.
-              throw new Error(`NATS at ${url} (NATS_URL) could not be reached`, { cause: err });
-            });
+            // at start is tried again in the background while the rest of Parley runs.
+            return NatsLink.open(url, { name: options.name ?? config.prefix, maxPingOut: 3 });
           },
         },
         NatsLifecycle,
       ],
-      exports: [NATS_CONNECTION],
+      exports: [NATS_LINK],
     };
   }
 }

@@ -1,4 +1,9 @@
-import { connect, type NatsConnection } from 'nats';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NATS_RETRY_MS, NatsLink } from '@parley/platform';
+import { freePort, killProcess, startNatsServer } from '@parley/testing';
 import { InProcessLiveDeltas } from './in-process-live-deltas';
 import type { LiveDelta } from './live-deltas.port';
 import { NatsLiveDeltas } from './nats-live-deltas';
@@ -20,11 +25,11 @@ describe('live deltas', () => {
   });
 
   describe('over NATS', () => {
-    let publisher: NatsConnection;
-    let subscriber: NatsConnection;
+    let publisher: NatsLink;
+    let subscriber: NatsLink;
     beforeAll(async () => {
-      publisher = await connect({ servers: '127.0.0.1:4222' });
-      subscriber = await connect({ servers: '127.0.0.1:4222' });
+      publisher = await NatsLink.open('nats://127.0.0.1:4222', {});
+      subscriber = await NatsLink.open('nats://127.0.0.1:4222', {});
     });
     afterAll(async () => {
       await publisher.close();
@@ -36,9 +41,43 @@ describe('live deltas', () => {
       const received = new Promise<LiveDelta>((resolve) => {
         new NatsLiveDeltas(subscriber, prefix).subscribe('c1', resolve);
       });
-      await subscriber.flush();
+      await subscriber.connection!.flush();
       new NatsLiveDeltas(publisher, prefix).publish('c1', delta);
       await expect(received).resolves.toEqual(delta);
     });
+
+    it(
+      'subscribes once a NATS that could not be reached at start answers, and drops deltas until then',
+      async () => {
+        const port = await freePort();
+        const storeDir = mkdtempSync(join(tmpdir(), 'parley-live-'));
+        const url = `nats://127.0.0.1:${port}`;
+        const [late, later] = [await NatsLink.open(url, {}), await NatsLink.open(url, {})];
+        let server: ChildProcess | undefined;
+        try {
+          const seen: LiveDelta[] = [];
+          const cancelled: LiveDelta[] = [];
+          new NatsLiveDeltas(late, 'p').subscribe('c1', (d) => seen.push(d));
+          new NatsLiveDeltas(late, 'p').subscribe('c1', (d) => cancelled.push(d))();
+          new NatsLiveDeltas(later, 'p').publish('c1', { ...delta, text: 'lost' });
+
+          server = await startNatsServer(port, storeDir);
+          const connected = (link: NatsLink) => new Promise((resolve) => link.onConnected(resolve));
+          await Promise.all([connected(late), connected(later)]);
+          await late.connection!.flush();
+          new NatsLiveDeltas(later, 'p').publish('c1', delta);
+          await later.connection!.flush();
+          await new Promise((r) => setTimeout(r, 200));
+          expect(seen).toEqual([delta]);
+          expect(cancelled).toEqual([]);
+        } finally {
+          await late.close();
+          await later.close();
+          if (server) await killProcess(server);
+          rmSync(storeDir, { recursive: true, force: true });
+        }
+      },
+      5 * NATS_RETRY_MS,
+    );
   });
 });

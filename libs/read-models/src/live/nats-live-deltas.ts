@@ -1,4 +1,5 @@
-import type { NatsConnection } from 'nats';
+import type { NatsLink } from '@parley/platform';
+import type { Subscription } from 'nats';
 import type { LiveDelta, LiveDeltaListener, LiveDeltas } from './live-deltas.port';
 
 const encoder = new TextEncoder();
@@ -8,10 +9,11 @@ const decoder = new TextDecoder();
  * Live deltas across processes over core NATS (`<prefix>.live.<conversationId>`): a worker in
  * one process reaches the SSE clients of every query-api. Core NATS, not JetStream: a delta
  * nobody listens to is worth nothing, and the stored ChunksReceived event carries the text anyway.
+ * Before NATS has first answered, deltas are dropped and subscriptions wait for it.
  */
 export class NatsLiveDeltas implements LiveDeltas {
   constructor(
-    private readonly nats: NatsConnection,
+    private readonly link: NatsLink,
     private readonly prefix: string,
   ) {}
 
@@ -20,25 +22,32 @@ export class NatsLiveDeltas implements LiveDeltas {
   }
 
   publish(conversationId: string, delta: LiveDelta): void {
-    if (this.nats.isClosed()) return;
+    const nats = this.link.connection;
+    if (!nats || nats.isClosed()) return;
     try {
-      this.nats.publish(this.subjectOf(conversationId), encoder.encode(JSON.stringify(delta)));
+      nats.publish(this.subjectOf(conversationId), encoder.encode(JSON.stringify(delta)));
     } catch {
       // A draining or reconnecting connection refuses publishes; the stored chunks still follow.
     }
   }
 
   subscribe(conversationId: string, listener: LiveDeltaListener): () => void {
-    const subscription = this.nats.subscribe(this.subjectOf(conversationId), {
-      callback: (err, msg) => {
-        if (err) return;
-        try {
-          listener(JSON.parse(decoder.decode(msg.data)) as LiveDelta);
-        } catch {
-          // A malformed message from a foreign publisher is dropped.
-        }
-      },
+    let subscription: Subscription | null = null;
+    const cancel = this.link.onConnected((nats) => {
+      subscription = nats.subscribe(this.subjectOf(conversationId), {
+        callback: (err, msg) => {
+          if (err) return;
+          try {
+            listener(JSON.parse(decoder.decode(msg.data)) as LiveDelta);
+          } catch {
+            // A malformed message from a foreign publisher is dropped.
+          }
+        },
+      });
     });
-    return () => subscription.unsubscribe();
+    return () => {
+      cancel();
+      subscription?.unsubscribe();
+    };
   }
 }

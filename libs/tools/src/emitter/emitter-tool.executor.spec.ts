@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { connect, type NatsConnection } from 'nats';
 import { callContext, toolDef, toolsTestApp, type FakeCatalog } from '../testing/tools-test-app';
 import { ToolExecutor } from '../tool-executor';
+import { freePort } from '@parley/testing';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const schema = { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] };
@@ -82,6 +83,22 @@ describe('Emitter tools with NATS off', () => {
     const outcome = await app.get(ToolExecutor).execute(def, '{}', callContext());
     expect(outcome).toMatchObject({ ok: false, error: { code: 'UNAVAILABLE' } });
     expect(!outcome.ok && outcome.error.message).toMatch(/NATS\) is off/);
+    await app.close();
+  });
+});
+
+describe('Emitter tools while NATS has not answered since the start', () => {
+  it('fail as UNAVAILABLE, saying so', async () => {
+    Logger.overrideLogger(['error']);
+    const url = `nats://127.0.0.1:${await freePort()}`;
+    const { app, catalog } = await toolsTestApp({ natsUrl: url });
+    catalog.tools.set('APPT', { kind: 'emitter', emitter: 'appointments.request', schema: [] });
+    const def = toolDef({ name: 'appt', kind: 'emitter', ref: 'APPT' });
+    const outcome = await app.get(ToolExecutor).execute(def, '{}', callContext());
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'UNAVAILABLE' } });
+    expect(!outcome.ok && outcome.error.message).toBe(
+      `The event for tool 'appt' could not be published: NATS at ${url} has not answered since Parley started.`,
+    );
     await app.close();
   });
 });

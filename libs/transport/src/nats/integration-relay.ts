@@ -47,11 +47,17 @@ export interface RelayOptions {
  */
 export async function runIntegrationRelay(options: RelayOptions): Promise<SubscriptionRunner> {
   const { pool, feed, nats, prefix, pollMs, onError } = options;
-  await ensureIntegrationStream(nats, prefix);
+  // After a failed batch (or a failed look at start) the stream is looked for again before the
+  // retry: a NATS server restarted without its JetStream store has lost it, and every publish
+  // would fail until it is there.
+  let streamKnown = await ensureIntegrationStream(nats, prefix).then(
+    () => true,
+    (err: unknown) => {
+      onError?.(err);
+      return false;
+    },
+  );
   const js = nats.jetstream();
-  // After a failed batch the stream is looked for again before the retry: a NATS server restarted
-  // without its JetStream store has lost it, and every publish would fail until it is there.
-  let streamKnown = true;
   return runSubscription({
     pool,
     feed,

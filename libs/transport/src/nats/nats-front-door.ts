@@ -2,24 +2,26 @@ import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } f
 import type { Authenticator, SubjectRateLimiter } from '@parley/auth';
 import type { Config } from '@parley/config';
 import type { MetricsService } from '@parley/observability';
-import type { NatsConnection } from '@parley/platform';
+import type { NatsConnection, NatsLink } from '@parley/platform';
 import { NatsRpcServer } from './nats-rpc-server';
 import type { RpcMethods } from './rpc-method';
 
 export interface FrontDoorDeps {
   config: Config;
-  nats: NatsConnection | null;
+  nats: NatsLink;
   authenticator: Authenticator;
   rateLimiter: SubjectRateLimiter;
   metrics: MetricsService;
 }
 
 /**
- * A NatsRpcServer tied to the Nest lifecycle: it starts taking requests once the app is up
- * and drains before the NATS connection closes. Does nothing when NATS is off.
+ * A NatsRpcServer tied to the Nest lifecycle: it starts taking requests once the app is up and
+ * NATS has answered (at start, or later when NATS could not be reached then), and drains before
+ * the NATS connection closes. Does nothing when NATS is off.
  */
 export class NatsFrontDoor implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: NatsRpcServer | null = null;
+  private cancel: (() => void) | null = null;
   private readonly logger = new Logger('NatsFrontDoor');
 
   constructor(
@@ -33,8 +35,11 @@ export class NatsFrontDoor implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   onApplicationBootstrap(): void {
-    const { nats, config, authenticator, rateLimiter, metrics } = this.deps;
-    if (!nats) return;
+    this.cancel = this.deps.nats.onConnected((nats) => this.start(nats));
+  }
+
+  private start(nats: NatsConnection): void {
+    const { config, authenticator, rateLimiter, metrics } = this.deps;
     this.server = new NatsRpcServer(nats, {
       root: this.root,
       methods: this.methods,
@@ -48,6 +53,7 @@ export class NatsFrontDoor implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.cancel?.();
     await this.server?.stop();
     this.server = null;
   }

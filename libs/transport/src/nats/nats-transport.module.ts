@@ -4,7 +4,7 @@ import { CatalogModule, CatalogQueries } from '@parley/catalog';
 import { CONFIG, type Config } from '@parley/config';
 import { CONVERSATION_COMMANDS, type ConversationCommands } from '@parley/conversation';
 import { MetricsService } from '@parley/observability';
-import { NATS_CONNECTION, type NatsConnection } from '@parley/platform';
+import { NATS_LINK, type NatsLink } from '@parley/platform';
 import { AuditQueries, ConversationQueries, UsageQueries } from '@parley/read-models';
 import { commandMethods } from './command-methods';
 import { NatsFrontDoor } from './nats-front-door';
@@ -13,10 +13,10 @@ import { queryMethods } from './query-methods';
 export const NATS_QUERY_SERVER = Symbol('parley.nats-query-server');
 export const NATS_COMMAND_SERVER = Symbol('parley.nats-command-server');
 
-const DEPS = [CONFIG, NATS_CONNECTION, Authenticator, SubjectRateLimiter, MetricsService];
+const DEPS = [CONFIG, NATS_LINK, Authenticator, SubjectRateLimiter, MetricsService];
 const deps = (
   config: Config,
-  nats: NatsConnection | null,
+  nats: NatsLink,
   authenticator: Authenticator,
   rateLimiter: SubjectRateLimiter,
   metrics: MetricsService,
@@ -40,7 +40,7 @@ const deps = (
       inject: [...DEPS, CatalogQueries, ConversationQueries, UsageQueries, AuditQueries],
       useFactory: (
         config: Config,
-        nats: NatsConnection | null,
+        nats: NatsLink,
         authenticator: Authenticator,
         rateLimiter: SubjectRateLimiter,
         metrics: MetricsService,
@@ -75,7 +75,7 @@ export class NatsCommandModule {
           inject: [...DEPS, CONVERSATION_COMMANDS],
           useFactory: (
             config: Config,
-            nats: NatsConnection | null,
+            nats: NatsLink,
             authenticator: Authenticator,
             rateLimiter: SubjectRateLimiter,
             metrics: MetricsService,
