@@ -24,12 +24,21 @@ export default tseslint.config(
   },
   {
     // The config lib owns the environment; test/bench/tool entry points read their own knobs.
-    files: ['libs/config/**', 'libs/testing/**', 'test/**', 'bench/**', 'tools/**', '**/*.spec.ts', '**/*.e2e-spec.ts'],
+    files: [
+      'libs/config/**',
+      'libs/testing/**',
+      'test/**',
+      'bench/**',
+      'tools/**',
+      '**/*.spec.ts',
+      '**/*.e2e-spec.ts',
+      '**/*.kurrent-spec.ts',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
     // Tests read JSON bodies of many shapes; asserting on `any` there is clearer than casting.
-    files: ['test/**', '**/*.spec.ts', '**/*.e2e-spec.ts'],
+    files: ['test/**', '**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.kurrent-spec.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );
