@@ -19,7 +19,8 @@ export {
 } from './database/database.module';
 export { RedisModule, REDIS } from './redis/redis.module';
 export { createRedis, connectedRedis, type Redis } from './redis/redis-client';
-export { NatsModule, NATS_CONNECTION, type NatsConnection } from './nats/nats.module';
+export { NatsModule, NATS_LINK, type NatsConnection } from './nats/nats.module';
+export { NatsLink, NATS_RETRY_MS } from './nats/nats-link';
 export {
   JOB_QUEUE,
   type JobQueue,

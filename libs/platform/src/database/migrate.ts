@@ -1,19 +1,34 @@
 import { DataSource } from 'typeorm';
 import { migrations } from '../../../../migrations';
 
+const dataSourceFor = (url: string) =>
+  new DataSource({ type: 'postgres', url, migrations, migrationsTableName: 'parley_migrations', logging: false });
+
 /** Applies every pending migration to the database at `url`; returns the names it ran. */
 export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations,
-    migrationsTableName: 'parley_migrations',
-    logging: false,
-  });
-  await dataSource.initialize();
+  const dataSource = await dataSourceFor(url).initialize();
   try {
     const ran = await dataSource.runMigrations({ transaction: 'each' });
     return ran.map((m) => m.name);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/**
+ * The names of this build's migrations the database at `url` has not applied, in order. A
+ * database migrated further by a newer build has none pending for this one.
+ */
+export async function pendingMigrations(url: string): Promise<string[]> {
+  const dataSource = await dataSourceFor(url).initialize();
+  try {
+    const table = await dataSource.query<{ present: boolean }[]>(
+      `select to_regclass('parley_migrations') is not null as present`,
+    );
+    const applied = table[0]?.present
+      ? new Set((await dataSource.query<{ name: string }[]>('select name from parley_migrations')).map((r) => r.name))
+      : new Set<string>();
+    return dataSource.migrations.map((m) => m.name ?? m.constructor.name).filter((name) => !applied.has(name));
   } finally {
     await dataSource.destroy();
   }
