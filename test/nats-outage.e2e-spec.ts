@@ -2,9 +2,6 @@ import { freePort, killProcess, startNatsServer, until } from '@parley/testing';
 import { integrationStreamName } from '@parley/transport';
 import { connect, headers, type NatsConnection } from 'nats';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
 
 /**
@@ -18,12 +15,9 @@ describe('NATS outage', () => {
   let parley: ParleyUnderTest;
   let nats: ChildProcess;
   let port: number;
-  const stores: string[] = [];
 
   const startNats = async () => {
-    const store = mkdtempSync(join(tmpdir(), 'parley-nats-'));
-    stores.push(store);
-    nats = await startNatsServer(port, store);
+    nats = await startNatsServer(port);
   };
 
   beforeAll(async () => {
@@ -34,7 +28,6 @@ describe('NATS outage', () => {
   afterAll(async () => {
     await parley?.close();
     await killProcess(nats);
-    for (const store of stores) rmSync(store, { recursive: true, force: true });
   });
 
   const start = async () =>

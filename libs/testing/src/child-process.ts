@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A loopback port free right now, for a child process that must be told its port up front. */
 export async function freePort(): Promise<number> {
@@ -61,14 +63,19 @@ export async function startRedisServer(port: number): Promise<ChildProcess> {
 const NATS_SERVER = existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : 'nats-server';
 
 /**
- * A NATS server with JetStream of the test's own on `port` (the machine's `nats-server`), keeping
- * JetStream's store in `storeDir`, resolved once it accepts clients: for tests that stop NATS,
- * which must never stop the machine's shared one.
+ * A NATS server with JetStream of the test's own on `port` (the machine's `nats-server`, with
+ * extra `args`), resolved once it accepts clients: for tests that stop NATS, which must never stop
+ * the machine's shared one. Its JetStream store is a new temporary directory, removed when the
+ * server exits, so a server started again on the same port starts without the streams of the last.
  */
-export async function startNatsServer(port: number, storeDir: string, args: string[] = []): Promise<ChildProcess> {
+export async function startNatsServer(port: number, args: string[] = []): Promise<ChildProcess> {
+  const storeDir = mkdtempSync(join(tmpdir(), 'parley-nats-'));
   const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const removeStore = () => rmSync(storeDir, { recursive: true, force: true });
+  child.once('exit', removeStore);
+  child.once('error', removeStore);
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const read = (chunk: Buffer) => {

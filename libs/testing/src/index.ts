@@ -1,6 +1,7 @@
 export {
   createTestDatabase,
   createScratchDatabase,
+  createEmptyDatabase,
   databaseUrl,
   TEST_ADMIN_URL,
   TEMPLATE_DATABASE,

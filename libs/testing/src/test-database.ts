@@ -31,16 +31,30 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** `parley_<label>_<random>`, a name no other test uses. */
+function uniqueName(label: string): string {
+  const safe = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 30);
+  return `parley_${safe}_${randomBytes(4).toString('hex')}`;
+}
+
+/** The test database `name` on the test server, dropped (connections and all) by `drop`. */
+function testDatabase(name: string): TestDatabase {
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => withAdmin(async (c) => void (await c.query(`drop database if exists "${name}" with (force)`))),
+  };
+}
+
 /**
  * A fresh, migrated database of its own for one test file, cloned from the template in
  * milliseconds, so parallel Jest workers never share rows.
  */
 export async function createTestDatabase(label = 't'): Promise<TestDatabase> {
-  const safe = label
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .slice(0, 30);
-  const name = `parley_${safe}_${randomBytes(4).toString('hex')}`;
+  const name = uniqueName(label);
   await withAdmin(async (c) => {
     // Cloning fails if anyone else is connected to the template; retry briefly.
     for (let attempt = 0; ; attempt++) {
@@ -53,11 +67,14 @@ export async function createTestDatabase(label = 't'): Promise<TestDatabase> {
       }
     }
   });
-  return {
-    name,
-    url: databaseUrl(name),
-    drop: () => withAdmin(async (c) => void (await c.query(`drop database if exists "${name}" with (force)`))),
-  };
+  return testDatabase(name);
+}
+
+/** A database with nothing in it, not even Parley's migrations, as `createdb` leaves one. */
+export async function createEmptyDatabase(label = 'empty'): Promise<TestDatabase> {
+  const name = uniqueName(label);
+  await withAdmin((c) => c.query(`create database "${name}"`));
+  return testDatabase(name);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { migrations } from '../../../../migrations';
 
 const dataSourceFor = (url: string) =>
@@ -22,13 +22,9 @@ export async function runMigrations(url: string): Promise<string[]> {
 export async function pendingMigrations(url: string): Promise<string[]> {
   const dataSource = await dataSourceFor(url).initialize();
   try {
-    const table = await dataSource.query<{ present: boolean }[]>(
-      `select to_regclass('parley_migrations') is not null as present`,
-    );
-    const applied = table[0]?.present
-      ? new Set((await dataSource.query<{ name: string }[]>('select name from parley_migrations')).map((r) => r.name))
-      : new Set<string>();
-    return dataSource.migrations.map((m) => m.name ?? m.constructor.name).filter((name) => !applied.has(name));
+    // Reads parley_migrations (none applied when the table is not there); writes nothing.
+    const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
+    return pending.map((m) => m.name);
   } finally {
     await dataSource.destroy();
   }

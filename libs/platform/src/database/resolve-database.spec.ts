@@ -1,23 +1,10 @@
 import { ConfigError, loadConfig } from '@parley/config';
-import { randomBytes } from 'node:crypto';
-import { createTestDatabase, databaseUrl, TEST_ADMIN_URL, type TestDatabase } from '@parley/testing';
+import { createEmptyDatabase, createTestDatabase, databaseUrl, type TestDatabase } from '@parley/testing';
 import { Client } from 'pg';
 import { migrations } from '../../../../migrations';
 import { resolveDatabase } from './resolve-database';
 
 const names = migrations.map((m) => new m().name);
-
-/** A database with nothing in it, as `createdb` leaves one. */
-async function emptyDatabase(): Promise<TestDatabase> {
-  const name = `parley_resolve_empty_${randomBytes(4).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: TEST_ADMIN_URL });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  await admin(`create database "${name}"`);
-  return { name, url: databaseUrl(name), drop: () => admin(`drop database if exists "${name}" with (force)`) };
-}
 
 describe('resolveDatabase with DATABASE_URL', () => {
   const databases: TestDatabase[] = [];
@@ -35,7 +22,7 @@ describe('resolveDatabase with DATABASE_URL', () => {
   });
 
   it('refuses a database never migrated, naming every migration and how to apply them', async () => {
-    const db = await emptyDatabase();
+    const db = await createEmptyDatabase('resolve_empty');
     databases.push(db);
     const failed = await resolve(db.url).catch((err: unknown) => err);
     expect(failed).toBeInstanceOf(ConfigError);

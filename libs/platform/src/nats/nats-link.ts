@@ -88,11 +88,11 @@ export class NatsLink {
     try {
       nats = await connect(this.options);
     } catch (err) {
-      const failure = new Error(`NATS at ${this.url} (NATS_URL) could not be reached`, { cause: err });
-      const reason = `${failure.message}: ${err instanceof Error ? err.message : String(err)}`;
+      const failure = `NATS at ${this.url} (NATS_URL) could not be reached`;
+      const reason = `${failure}: ${err instanceof Error ? err.message : String(err)}`;
       const code = (err as { code?: unknown }).code;
       const refused = typeof code === 'string' && SETTING_ERRORS.has(code);
-      if (refused && first) throw failure;
+      if (refused && first) throw new Error(failure, { cause: err });
       if (refused) this.logger.error(reason);
       else if (first) this.logger.warn(`${reason}; starting without it and trying again every ${NATS_RETRY_MS} ms`);
       this.scheduleRetry();

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { ConfigModule, loadConfig } from '@parley/config';
 import { Test } from '@nestjs/testing';
@@ -15,30 +12,30 @@ describe('NatsModule', () => {
       imports: [ConfigModule.forRoot(loadConfig({})), NatsModule.forRoot({ url })],
     }).compile();
 
-  let storeDir: string;
+  /** An app booted with a NATS URL nothing listens on yet. */
+  const bootUnreachable = async () => {
+    const port = await freePort();
+    const app = await boot(`nats://127.0.0.1:${port}`);
+    return { port, app, link: app.get<NatsLink>(NATS_LINK) };
+  };
+
   let server: ChildProcess | null = null;
-  beforeEach(() => {
-    storeDir = mkdtempSync(join(tmpdir(), 'parley-nats-link-'));
-  });
   afterEach(async () => {
     if (server) await killProcess(server);
     server = null;
-    rmSync(storeDir, { recursive: true, force: true });
   });
 
   it(
     'starts without a NATS it cannot reach, and connects once NATS answers',
     async () => {
-      const port = await freePort();
-      const app = await boot(`nats://127.0.0.1:${port}`);
-      const link = app.get<NatsLink>(NATS_LINK);
+      const { port, app, link } = await bootUnreachable();
       expect(link.enabled).toBe(true);
       expect(link.connection).toBeNull();
       const connected = new Promise<NatsConnection>((resolve) => link.onConnected(resolve));
       const taken = jest.fn();
       link.onConnected(taken)();
 
-      server = await startNatsServer(port, storeDir);
+      server = await startNatsServer(port);
       const nats = await connected;
       await expect(nats.flush()).resolves.toBeUndefined();
       expect(link.connection).toBe(nats);
@@ -52,14 +49,12 @@ describe('NatsModule', () => {
   it(
     'stops trying when the app closes before NATS has answered',
     async () => {
-      const port = await freePort();
-      const app = await boot(`nats://127.0.0.1:${port}`);
-      const link = app.get<NatsLink>(NATS_LINK);
+      const { port, app, link } = await bootUnreachable();
       const waiting = jest.fn();
       link.onConnected(waiting);
       await app.close();
 
-      server = await startNatsServer(port, storeDir);
+      server = await startNatsServer(port);
       await new Promise((r) => setTimeout(r, NATS_RETRY_MS + 500));
       expect(waiting).not.toHaveBeenCalled();
       expect(link.connection).toBeNull();
@@ -69,7 +64,7 @@ describe('NatsModule', () => {
 
   it('stops the start with a sentence naming NATS_URL and the address when NATS refuses the credentials', async () => {
     const port = await freePort();
-    server = await startNatsServer(port, storeDir, ['--user', 'parley', '--pass', 'secret']);
+    server = await startNatsServer(port, ['--user', 'parley', '--pass', 'secret']);
     const url = `nats://127.0.0.1:${port}`;
     const failed = await boot(url).then(
       () => null,

@@ -10,8 +10,6 @@ class NatsLifecycle implements OnApplicationShutdown {
   constructor(@Inject(NATS_LINK) private readonly link: NatsLink) {}
 
   async onApplicationShutdown(): Promise<void> {
-    // drain() delivers what is already buffered before closing, so a publish made just before
-    // shutdown is not lost.
     await this.link.close();
   }
 }

@@ -1,7 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NATS_RETRY_MS, NatsLink } from '@parley/platform';
 import { freePort, killProcess, startNatsServer } from '@parley/testing';
 import { InProcessLiveDeltas } from './in-process-live-deltas';
@@ -50,7 +47,6 @@ describe('live deltas', () => {
       'subscribes once a NATS that could not be reached at start answers, and drops deltas until then',
       async () => {
         const port = await freePort();
-        const storeDir = mkdtempSync(join(tmpdir(), 'parley-live-'));
         const url = `nats://127.0.0.1:${port}`;
         const [late, later] = [await NatsLink.open(url, {}), await NatsLink.open(url, {})];
         let server: ChildProcess | undefined;
@@ -61,7 +57,7 @@ describe('live deltas', () => {
           new NatsLiveDeltas(late, 'p').subscribe('c1', (d) => cancelled.push(d))();
           new NatsLiveDeltas(later, 'p').publish('c1', { ...delta, text: 'lost' });
 
-          server = await startNatsServer(port, storeDir);
+          server = await startNatsServer(port);
           const connected = (link: NatsLink) => new Promise((resolve) => link.onConnected(resolve));
           await Promise.all([connected(late), connected(later)]);
           await late.connection!.flush();
@@ -74,7 +70,6 @@ describe('live deltas', () => {
           await late.close();
           await later.close();
           if (server) await killProcess(server);
-          rmSync(storeDir, { recursive: true, force: true });
         }
       },
       5 * NATS_RETRY_MS,
