@@ -1,4 +1,5 @@
-import { maxPosition } from '@parley/event-store';
+import { EVENT_STORE, maxPosition, type EventStore } from '@parley/event-store';
+import { REDIS, type Redis } from '@parley/platform';
 import { connect, headers, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
@@ -359,6 +360,32 @@ describe('rate limit through the assembled app', () => {
     const health = await fetch(`${parley.url}/health`);
     expect(health.status).toBe(200);
     await health.text();
+  });
+
+  it('counts a turn command like any request: over the limit it gets 429 with Retry-After, appends nothing and keeps no turn slot', async () => {
+    const erin = await createKey(parley, 'erin', ['client']);
+    const started = await parley.call(
+      'POST',
+      '/api/v1/conversations',
+      { agentCode: 'HELPDESK', actionCode: 'CHAT' },
+      bearer(erin),
+    );
+    expect(started.status).toBe(201);
+    const id = started.body.conversationId as string;
+    const send = () => parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'Hello' }, bearer(erin));
+    expect((await send()).status).toBe(200);
+    for (let i = 2; i < LIMIT; i++) expect((await send()).status).toBe(200);
+    const store = parley.app.get<EventStore>(EVENT_STORE);
+    const before = (await store.readStream(`conversation-${id}`)).length;
+
+    const limited = await send();
+
+    expect(errorOf(limited)).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.body.error.details).toMatchObject({ limitPerMinute: LIMIT });
+    expect((await store.readStream(`conversation-${id}`)).length).toBe(before);
+    const redis = parley.app.get<Redis>(REDIS);
+    expect(await redis.zcard(`${parley.config.prefix}:turn-slots:erin`)).toBe(0);
   });
 
   const errorOf = (res: { status: number; body: any }) => [res.status, res.body?.error?.code];

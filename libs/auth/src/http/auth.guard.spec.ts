@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { ConfigModule, loadConfig } from '@parley/config';
@@ -8,7 +8,7 @@ import { HttpErrorFilter } from '@parley/transport';
 import { AuthModule } from '../auth.module';
 import { assertCanCommand, assertCanRead } from '../ownership/ownership.policy';
 import type { Principal } from '../principal';
-import { CurrentPrincipal, Public, Roles } from './auth.decorators';
+import { CurrentPrincipal, type DeferredRateLimit, Public, Roles, StartsTurn } from './auth.decorators';
 
 const OWNERS: Record<string, string> = { 'c-alice': 'alice' };
 
@@ -41,6 +41,17 @@ class SampleController {
   @HttpCode(200)
   kill() {
     return { killed: true };
+  }
+
+  /** Like a turn command: it awaits the rate limit's verdict itself (TurnCommand, beside its slot). */
+  @Post('conversations/:id/answers')
+  @Roles('client', 'admin')
+  @StartsTurn()
+  @HttpCode(200)
+  async turn(@Req() request: DeferredRateLimit) {
+    const deferred = request.rateLimit !== undefined;
+    await request.rateLimit;
+    return { deferred };
   }
 
   @Get('ping')
@@ -213,6 +224,24 @@ describe('AuthGuard with limits and switches', () => {
       expect(Number(last?.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(last?.json().error.code).toBe('RATE_LIMITED');
       expect((await app.inject({ method: 'GET', url: '/api/v1/ping' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts a request of a @StartsTurn route and leaves its verdict for the command to await', async () => {
+    const app = await startApp({ DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const headers = { authorization: `Bearer ${ADMIN_KEY}` };
+      const turn = () => app.inject({ method: 'POST', url: '/api/v1/conversations/c-alice/answers', headers });
+      const first = await turn();
+      expect([first.statusCode, first.json()]).toEqual([200, { deferred: true }]);
+      expect((await app.inject({ method: 'GET', url: '/api/v1/conversations/c-alice', headers })).statusCode).toBe(200);
+
+      const limited = await turn();
+
+      expect([limited.statusCode, limited.json().error.code]).toEqual([429, 'RATE_LIMITED']);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
       await app.close();
     }

@@ -6,7 +6,7 @@ import { Authenticator } from '../authenticator';
 import { SubjectRateLimiter } from '../limits/rate-limiter';
 import { requireRoles } from '../ownership/ownership.policy';
 import type { Principal, Role } from '../principal';
-import { PUBLIC_ROUTE, REQUIRED_ROLES } from './auth.decorators';
+import { type DeferredRateLimit, PUBLIC_ROUTE, REQUIRED_ROLES, STARTS_TURN } from './auth.decorators';
 
 /** `/health` matches itself; `/health*` matches every path that starts with `/health`. */
 export function isPublicPath(path: string, patterns: readonly string[]): boolean {
@@ -15,7 +15,8 @@ export function isPublicPath(path: string, patterns: readonly string[]): boolean
 
 /**
  * The global HTTP guard: public routes pass; every other request is authenticated from
- * `Authorization: Bearer`, checked against @Roles, then counted by the per-subject rate limit.
+ * `Authorization: Bearer`, checked against @Roles, then counted by the per-subject rate limit
+ * (whose verdict a `@StartsTurn()` route's command awaits itself).
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -28,7 +29,7 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const request = context.switchToHttp().getRequest<FastifyRequest & { principal?: Principal }>();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { principal?: Principal } & DeferredRateLimit>();
     const targets = [context.getHandler(), context.getClass()];
     const path = request.url.split('?')[0];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
@@ -38,7 +39,14 @@ export class AuthGuard implements CanActivate {
     request.principal = principal;
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, targets);
     if (roles) requireRoles(principal, roles);
-    await this.rateLimiter.consume(principal.subject);
+    const verdict = this.rateLimiter.consume(principal.subject);
+    if (this.reflector.getAllAndOverride<boolean>(STARTS_TURN, targets)) {
+      // Settled by the command; until then a refusal must not count as an unhandled rejection.
+      verdict.catch(() => undefined);
+      request.rateLimit = verdict;
+      return true;
+    }
+    await verdict;
     return true;
   }
 }

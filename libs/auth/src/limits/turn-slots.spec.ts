@@ -25,13 +25,13 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
 
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { maxRunningTurns: 2 } });
-    await expect(s.acquire('bob', 'c4')).resolves.toBeUndefined();
+    await expect(s.acquire('bob', 'c4')).resolves.toBe('taken');
   });
 
-  it('lets the same conversation acquire again without taking a second slot', async () => {
+  it('lets the same conversation acquire again without taking a second slot, and says it was held', async () => {
     const s = slots(1);
-    await s.acquire('alice', 'c1');
-    await expect(s.acquire('alice', 'c1')).resolves.toBeUndefined();
+    await expect(s.acquire('alice', 'c1')).resolves.toBe('taken');
+    await expect(s.acquire('alice', 'c1')).resolves.toBe('held');
     await expect(s.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
   });
 
@@ -39,14 +39,14 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
     const s = slots(1);
     await s.acquire('alice', 'c1');
     await s.release('alice', 'c1');
-    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+    await expect(s.acquire('alice', 'c2')).resolves.toBe('taken');
   });
 
   it('frees a slot nobody released once it expires (a crashed worker)', async () => {
     const s = slots(1, 200);
     await s.acquire('alice', 'c1');
     await new Promise((r) => setTimeout(r, 300));
-    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+    await expect(s.acquire('alice', 'c2')).resolves.toBe('taken');
   });
 
   it('keeps working after Redis forgot its scripts (a restart, SCRIPT FLUSH)', async () => {
@@ -55,6 +55,6 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
     if (redis) await redis.script('FLUSH');
     await expect(s.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     await s.release('alice', 'c1');
-    await expect(s.acquire('alice', 'c2')).resolves.toBeUndefined();
+    await expect(s.acquire('alice', 'c2')).resolves.toBe('taken');
   });
 });

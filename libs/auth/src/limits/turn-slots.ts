@@ -10,7 +10,7 @@ export interface TurnSlotsOptions {
 
 // One sorted set per subject: member = conversation id, score = expiry (Redis server time, so
 // processes with skewed clocks agree). Expired members are dropped before counting; re-acquiring
-// a held slot only extends it.
+// a held slot only extends it. 0: refused, 1: taken, 2: held already (extended).
 const ACQUIRE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -21,8 +21,15 @@ if (not held) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if held then return 2 end
 return 1
 `;
+
+/**
+ * `taken`: the conversation had no slot and now has one; `held`: its slot was held already (a
+ * running turn's), and is only extended — a command refused after this must leave it alone.
+ */
+export type SlotGrant = 'taken' | 'held';
 
 /** The script as a command of the connection: sent by its SHA, loaded again if Redis lost it. */
 type SlotsRedis = Redis & {
@@ -47,10 +54,10 @@ export class TurnSlots {
    * SERVICE_UNAVAILABLE (503) when Redis does not answer — a turn is not started (nor its
    * command recorded) while the queue it needs is down.
    */
-  async acquire(subject: string, conversationId: string): Promise<void> {
+  async acquire(subject: string, conversationId: string): Promise<SlotGrant> {
     const { redis, maxPerSubject, ttlMs } = this.options;
     const granted = redis
-      ? (await (redis as SlotsRedis)
+      ? await (redis as SlotsRedis)
           .parleyAcquireTurnSlot(this.key(subject), conversationId, maxPerSubject, ttlMs)
           .catch(() => {
             throw new DomainError(
@@ -61,9 +68,10 @@ export class TurnSlots {
                 retryAfterSeconds: 5,
               },
             );
-          })) === 1
+          })
       : this.acquireInMemory(subject, conversationId);
-    if (granted) return;
+    if (granted === 1) return 'taken';
+    if (granted === 2) return 'held';
     throw new DomainError(
       'RATE_LIMITED',
       `Too many running turns: at most ${maxPerSubject} at once for one caller; wait for one to finish.`,
@@ -80,13 +88,15 @@ export class TurnSlots {
     return `${this.options.prefix}:turn-slots:${subject}`;
   }
 
-  private acquireInMemory(subject: string, conversationId: string): boolean {
+  /** The Redis script's answer, kept in this process's memory: 0 refused, 1 taken, 2 held already. */
+  private acquireInMemory(subject: string, conversationId: string): 0 | 1 | 2 {
     const now = Date.now();
     const held = this.memory.get(subject) ?? new Map<string, number>();
     this.memory.set(subject, held);
     for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
-    if (!held.has(conversationId) && held.size >= this.options.maxPerSubject) return false;
+    const had = held.has(conversationId);
+    if (!had && held.size >= this.options.maxPerSubject) return 0;
     held.set(conversationId, now + this.options.ttlMs);
-    return true;
+    return had ? 2 : 1;
   }
 }

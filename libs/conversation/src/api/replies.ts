@@ -12,6 +12,11 @@ export interface CommandContext {
   caller: Caller;
   idempotencyKey?: string;
   correlationId?: string;
+  /**
+   * The front door's rate-limit verdict on this request, when it left the wait to the command: a
+   * turn command awaits it beside its running-turn slot (one Redis round trip for both).
+   */
+  rateLimit?: Promise<void>;
 }
 
 /** The reply of a command that does not run a turn. */

@@ -13,8 +13,9 @@ export interface WaitInput {
 }
 
 /**
- * The shared tail of every command that starts or resumes a turn: take a running-turn slot,
- * run the command, then (with `wait`) wait for the turn to end or pause.
+ * The shared tail of every command that starts or resumes a turn: take a running-turn slot (with
+ * the rate limit's verdict, when the front door left it here), run the command, then (with
+ * `wait`) wait for the turn to end or pause.
  */
 @Injectable()
 export class TurnCommand {
@@ -32,18 +33,20 @@ export class TurnCommand {
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
     build: (meta: CommandMeta) => ConversationCommand,
   ): Promise<TurnReply> {
-    await this.slots?.acquire(ctx.caller.subject, conversationId);
+    const took = await this.admit(conversationId, ctx);
+    // Only a slot this command took is given back: one it found held is a running turn's.
+    const giveBack = () => (took ? this.slots?.release(ctx.caller.subject, conversationId) : undefined);
     const watch = input.wait ? this.waiter.watch(conversationId) : null;
     try {
       let executed;
       try {
         executed = await this.runner.execute(conversationId, ctx, body, build);
       } catch (err) {
-        await this.slots?.release(ctx.caller.subject, conversationId);
+        await giveBack();
         throw err;
       }
       const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
-      if (!startsTurn && !executed.replayed) await this.slots?.release(ctx.caller.subject, conversationId);
+      if (!startsTurn) await giveBack();
       if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
       const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
       const waited = await watch.until(executed, timeoutMs, executed.replayed);
@@ -51,5 +54,25 @@ export class TurnCommand {
     } finally {
       watch?.close();
     }
+  }
+
+  /**
+   * Takes the slot while the rate limit's verdict is still on its way: both Redis scripts are in
+   * flight at once, so the command waits for Redis once instead of twice. A refusal by either
+   * leaves no slot taken behind it. True when the slot was taken here, false when a running turn
+   * held it already.
+   */
+  private async admit(conversationId: string, ctx: CommandContext): Promise<boolean> {
+    const [verdict, slot] = await Promise.allSettled([
+      ctx.rateLimit,
+      this.slots?.acquire(ctx.caller.subject, conversationId),
+    ]);
+    const took = slot.status === 'fulfilled' && slot.value === 'taken';
+    if (verdict.status === 'rejected') {
+      if (took) await this.slots?.release(ctx.caller.subject, conversationId).catch(() => undefined);
+      throw verdict.reason;
+    }
+    if (slot.status === 'rejected') throw slot.reason;
+    return took;
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Delete, HttpCode, Inject, Param, Post, Put, UseInterceptors } from '@nestjs/common';
-import { Roles } from '@parley/auth';
+import { Roles, StartsTurn } from '@parley/auth';
 import {
   type AddToolRepositoryRequest,
   addToolRepositoryRequest,
@@ -25,7 +25,8 @@ import { TurnReplies } from './turn-replies.interceptor';
 /**
  * The conversation commands over HTTP (API.md). Thin: the body is checked and the caller and
  * idempotency key taken before the shared handlers run; TurnReplies answers 202 when a
- * waited-for turn is still running.
+ * waited-for turn is still running. The commands of `@StartsTurn()` routes await the rate
+ * limit's verdict beside their running-turn slot (TurnCommand).
  */
 @Controller('api/v1/conversations')
 @Roles('client', 'admin')
@@ -40,6 +41,7 @@ export class ConversationCommandsController {
 
   @Post(':id/messages')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   send(
     @Param('id') id: string,
     @ValidBody(sendMessageRequest) body: SendMessageRequest,
@@ -50,6 +52,7 @@ export class ConversationCommandsController {
 
   @Post(':id/answers')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   answers(
     @Param('id') id: string,
     @ValidBody(submitAnswersRequest) body: SubmitAnswersRequest,
@@ -60,6 +63,7 @@ export class ConversationCommandsController {
 
   @Post(':id/tool-calls/:toolCallId/approve')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   approve(
     @Param('id') id: string,
     @Param('toolCallId') toolCallId: string,
@@ -71,6 +75,7 @@ export class ConversationCommandsController {
 
   @Post(':id/tool-calls/:toolCallId/reject')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   reject(
     @Param('id') id: string,
     @Param('toolCallId') toolCallId: string,
@@ -107,6 +112,7 @@ export class ConversationCommandsController {
   @Post(':id/resume')
   @Roles('admin')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   resume(@Param('id') id: string, @ValidBody(lifecycleRequest) body: LifecycleRequest, @Command() ctx: CommandContext) {
     return this.commands.resume(id, body, ctx);
   }
@@ -114,6 +120,7 @@ export class ConversationCommandsController {
   @Post(':id/recover')
   @Roles('admin')
   @UseInterceptors(TurnReplies)
+  @StartsTurn()
   recover(
     @Param('id') id: string,
     @ValidBody(lifecycleRequest) body: LifecycleRequest,
