@@ -26,12 +26,31 @@ const count = (what: () => string) => {
 };
 
 /**
- * With BENCH_TIMELINE=1, what the server did and when (`performance.now()`): each SQL statement,
- * Redis command and model request from its start to its end, and the marks the benchmark adds.
+ * With BENCH_TIMELINE=1 or BENCH_STEPS=1, what the server did and when (`performance.now()`):
+ * each SQL statement, Redis command and model request from its start to its end, and the marks
+ * the benchmark adds; in all (for one conversation at a time) and per turn request (its scope).
  */
-const timeline: { t: number; what: string }[] = [];
-const tracing = Boolean(process.env.BENCH_TIMELINE);
-export const mark = (what: string) => void (tracing && timeline.push({ t: performance.now(), what }));
+type Mark = { t: number; what: string };
+const timeline: Mark[] = [];
+const tracing = Boolean(process.env.BENCH_TIMELINE || process.env.BENCH_STEPS);
+/**
+ * A turn request's scope: the ids of its model requests, the time the server waited on them, and,
+ * when tracing, its own marks.
+ */
+interface TurnScope {
+  ids: string[];
+  modelMs: number;
+  marks: Mark[];
+}
+const scoped: TurnScope[] = [];
+const turnScope = new AsyncLocalStorage<TurnScope>();
+const markIn = (scope: TurnScope | null | undefined, what: string) => {
+  if (!tracing) return;
+  const entry = { t: performance.now(), what };
+  timeline.push(entry);
+  scope?.marks.push(entry);
+};
+export const mark = (what: string, scope: TurnScope | null | undefined = turnScope.getStore()) => markIn(scope, what);
 const sqlText = (first: unknown) =>
   (typeof first === 'string'
     ? first
@@ -46,8 +65,9 @@ Client.prototype.query = function (this: Client, ...args: unknown[]) {
   count(() => sqlText(args[0]));
   if (!tracing) return query.apply(this, args);
   const label = sqlText(args[0]).slice(0, 50);
-  mark(`sql> ${label}`);
-  const done = () => mark(`sql< ${label}`);
+  const scope = turnScope.getStore();
+  mark(`sql> ${label}`, scope);
+  const done = () => mark(`sql< ${label}`, scope);
   const last = args.length - 1;
   if (typeof args[last] === 'function') {
     const callback = args[last] as (...a: unknown[]) => void;
@@ -67,65 +87,144 @@ Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<typeof 
   count(() => redisText(command));
   if (tracing) {
     const label = redisText(command).slice(0, 60);
-    mark(`${label} >`);
-    const done = () => mark(`${label} <`);
+    const scope = turnScope.getStore();
+    mark(`${label} >`, scope);
+    const done = () => mark(`${label} <`, scope);
     command.promise.then(done, done);
   }
   return sendCommand.apply(this, args);
 };
+/** Ends a scope's timeline: the reply is written. */
+export const endTurnScope = (scope: TurnScope | null | undefined) => markIn(scope, 'http<');
+/** Forgets the timelines so far (the warm-up's). */
+export const clearTimelines = () => {
+  timeline.length = 0;
+  scoped.length = 0;
+};
 /**
- * The simulator's requests each turn request's turn made, by the `x-request-id` the simulator
- * names each response with. A turn request enters its scope when the server has read it; the turn
- * it starts runs in the same async context (a job started here runs from the command's own
- * call), so its model requests find the scope.
+ * Enters a new turn scope; `receivedAt`, the request's receipt, starts its timeline. A turn
+ * request enters its scope when the server has read it; the turn it starts runs in the same
+ * async context (a job started here runs from the command's own call), so its model requests,
+ * statements and Redis commands find the scope.
  */
-const turnScope = new AsyncLocalStorage<string[]>();
-const modelRequests = new WeakMap<object, string[]>();
-export function enterTurnScope(): string[] {
-  const ids: string[] = [];
-  turnScope.enterWith(ids);
-  return ids;
+export function enterTurnScope(receivedAt: number): TurnScope {
+  const scope: TurnScope = { ids: [], modelMs: 0, marks: tracing ? [{ t: receivedAt, what: 'http>' }] : [] };
+  if (tracing) scoped.push(scope);
+  turnScope.enterWith(scope);
+  return scope;
 }
+/**
+ * Each model request of a turn: the simulator names its response with `x-request-id`, and the
+ * server waits on it from the request's creation to its last byte (undici's diagnostics channel).
+ */
+const modelRequests = new WeakMap<object, { scope: TurnScope; sentAt: number }>();
 subscribe('undici:request:create', (m) => {
-  const ids = turnScope.getStore();
-  if (ids) modelRequests.set((m as { request: object }).request, ids);
+  const { request } = m as { request: { path: string } };
+  const scope = turnScope.getStore();
+  if (scope) modelRequests.set(request, { scope, sentAt: performance.now() });
+  mark(`model> ${request.path}`, scope);
 });
 subscribe('undici:request:headers', (m) => {
   const { request, response } = m as { request: object; response: { headers: Buffer[] } };
-  const ids = modelRequests.get(request);
+  const scope = modelRequests.get(request)?.scope;
   const at = response.headers.findIndex((h, i) => i % 2 === 0 && h.toString().toLowerCase() === 'x-request-id');
-  if (ids && at >= 0) ids.push(response.headers[at + 1].toString());
+  if (scope && at >= 0) scope.ids.push(response.headers[at + 1].toString());
+  mark('model headers', scope);
 });
-if (tracing) {
-  subscribe('undici:request:create', (m) => mark(`model> ${(m as { request: { path: string } }).request.path}`));
-  subscribe('undici:request:headers', () => mark('model headers'));
-  subscribe('undici:request:trailers', () => mark('model end'));
-}
+subscribe('undici:request:trailers', (m) => {
+  const sent = modelRequests.get((m as { request: object }).request);
+  if (sent) sent.scope.modelMs += performance.now() - sent.sentAt;
+  mark('model end', sent?.scope);
+});
 
-/**
- * The timelines of the turns of a one-conversation scenario, between the server's `http>` and
- * `http<` marks: the `n` turns nearest the quantile `at` of their length (0.5: the median),
- * each line in ms from the request's receipt. Empties the timeline.
- */
-export function turnTimelines(n: number, at: number): string {
-  const turns: { t: number; what: string }[][] = [];
-  let current: { t: number; what: string }[] | null = null;
-  for (const entry of timeline) {
-    if (entry.what === 'http>') current = [];
-    current?.push(entry);
-    if (entry.what === 'http<' && current) {
-      turns.push(current);
-      current = null;
+/** The measured turns' marks, from the server's `http>` to its `http<`; empties the timelines. */
+function measuredTurns(concurrent: boolean): Mark[][] {
+  const turns: Mark[][] = [];
+  if (concurrent) {
+    // A turn's scope goes on after its reply (the slot's release, the lease's removal): cut there.
+    for (const { marks } of scoped) {
+      const end = marks.findIndex((m) => m.what === 'http<');
+      if (end > 0) turns.push(marks.slice(0, end + 1));
+    }
+  } else {
+    let current: Mark[] | null = null;
+    for (const entry of timeline) {
+      if (entry.what === 'http>') current = [];
+      current?.push(entry);
+      if (entry.what === 'http<' && current) {
+        turns.push(current);
+        current = null;
+      }
     }
   }
   timeline.length = 0;
-  const length = (turn: { t: number }[]) => turn.at(-1)!.t - turn[0].t;
-  const sorted = turns.sort((a, b) => length(a) - length(b));
+  scoped.length = 0;
+  return turns;
+}
+
+const lengthOf = (turn: Mark[]) => turn.at(-1)!.t - turn[0].t;
+
+/**
+ * The timelines of the measured turns: the `n` turns nearest the quantile `at` of their length
+ * (0.5: the median), each line in ms from the request's receipt. With one conversation at a time,
+ * every mark in between (the read models' statements too); with several, each turn's own marks.
+ * Empties the timelines.
+ */
+export function turnTimelines(n: number, at: number, concurrent: boolean): string {
+  const sorted = measuredTurns(concurrent).sort((a, b) => lengthOf(a) - lengthOf(b));
   const middle = Math.min(sorted.length - 1, Math.floor(sorted.length * at));
   return sorted
     .slice(Math.max(0, middle - Math.floor(n / 2)), middle + Math.ceil(n / 2))
     .map((turn) => turn.map((e) => `${(e.t - turn[0].t).toFixed(2).padStart(7)}  ${e.what}`).join('\n'))
     .join('\n\n');
+}
+
+/**
+ * Where the slow turns lose their time: each step of a turn (from one of its own marks to the
+ * next) with its p50 and p95, and its mean in the middle fifth of the turns by length against
+ * the slowest tenth. A step that grows in the slow turns is where their extra time went. Steps
+ * are named by their marks, the n-th repeat of a pair numbered; the lease's reply, which the turn
+ * does not wait for, is left out. Empties the timelines.
+ */
+export function stepTable(concurrent: boolean): string {
+  const label = (what: string) =>
+    what.replace(/^redis evalsha [^:]+:/, 'redis ').replace(/\/v1\/chat\/completions/, '');
+  const steps = measuredTurns(concurrent)
+    .sort((a, b) => lengthOf(a) - lengthOf(b))
+    .map((turn) => {
+      const marks = turn.filter((m) => !/:marker <$/.test(m.what));
+      const out = new Map<string, number>();
+      for (let i = 1; i < marks.length; i++) {
+        const pair = `${label(marks[i - 1].what)} → ${label(marks[i].what)}`;
+        let name = pair;
+        for (let k = 2; out.has(name); k++) name = `${pair} (${k})`;
+        out.set(name, marks[i].t - marks[i - 1].t);
+      }
+      out.set('whole turn', lengthOf(turn));
+      return out;
+    });
+  const n = steps.length;
+  const middle = steps.slice(Math.floor(n * 0.4), Math.floor(n * 0.6));
+  const slowest = steps.slice(Math.floor(n * 0.9));
+  const mean = (turns: Map<string, number>[], name: string) => {
+    const values = turns.map((t) => t.get(name)).filter((v): v is number => v !== undefined);
+    return values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN;
+  };
+  const names = [...new Set(steps.flatMap((t) => [...t.keys()]))];
+  const rows = names
+    .map((name) => ({ name, values: steps.map((t) => t.get(name)).filter((v): v is number => v !== undefined) }))
+    // A step most turns do not take (a rare retry, a statement of another turn) says little.
+    .filter(({ values }) => values.length >= n / 2)
+    .map(({ name, values }) => {
+      const p = percentiles(values);
+      const cells = [p.p50, p.p95, mean(middle, name), mean(slowest, name)].map((v) => v.toFixed(2));
+      return `| ${name} | ${values.length} | ${cells.join(' | ')} |`;
+    });
+  return [
+    '| step | turns | p50 ms | p95 ms | mean, middle fifth | mean, slowest tenth |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+  ].join('\n');
 }
 
 export interface SimulatorProcess {

@@ -3,13 +3,17 @@
  * this process on a fresh database (Redis queue, unique prefix) against the simulator with zero
  * latency (a process of its own), driven over HTTP by a client process; from that client, the
  * very requests Parley sent are replayed straight to the simulator with the bare `openai` SDK
- * at the same concurrency (the baseline). Run with `npm run bench:turn`; results are recorded in
+ * at the same concurrency (the baseline). Each turn's time is also taken as the server saw it,
+ * less the simulator's own time on its requests (overhead) or less the time the server waited on
+ * its model requests (gateway overhead, as LiteLLM's x-litellm-overhead-duration-ms is
+ * measured). Run with `npm run bench:turn`; results are recorded in
  * bench/README.md. BENCH_ONLY=024 runs some scenarios (their indexes in SCENARIOS_ALL);
  * BENCH_CPU_PROFILE=<dir> writes a CPU profile of each measured phase; BENCH_SQL=1 lists the
  * statements and Redis commands per turn, the server's user/system CPU and its event loop's
- * delay; BENCH_TIMELINE=1 prints, for the one-conversation scenarios, the timelines of the
- * turns nearest the median (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns):
- * each SQL statement, Redis command and model request with its start and end.
+ * delay; BENCH_TIMELINE=1 prints the timelines of the turns nearest the median
+ * (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns): each SQL statement,
+ * Redis command and model request with its start and end; BENCH_STEPS=1 prints instead each step
+ * of a turn with its p50 and p95, and its mean in the middle turns against the slowest tenth.
  */
 import 'reflect-metadata';
 import { loadConfig } from '../libs/config/src';
@@ -23,8 +27,10 @@ import { testCatalog } from '../test/support/test-catalog';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
+  clearTimelines,
   countStatements,
   createBenchDatabase,
+  endTurnScope,
   enterTurnScope,
   mark,
   turnTimelines,
@@ -33,6 +39,7 @@ import {
   startProfile,
   startClientProcess,
   startSimulatorProcess,
+  stepTable,
 } from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
@@ -80,7 +87,9 @@ async function main(): Promise<void> {
   // and the simulator's requests its turn made.
   const served: number[] = [];
   const modelRequests: string[][] = [];
-  const scopes = new WeakMap<object, string[]>();
+  const modelWaits: number[] = [];
+  const scopes = new WeakMap<object, ReturnType<typeof enterTurnScope>>();
+  const receivedAt = new WeakMap<object, number>();
   const turnRequest = (request: { method: string; url: string }) =>
     request.method === 'POST' && request.url.endsWith('/messages');
   const instrument = (instance: typeof app) =>
@@ -88,23 +97,28 @@ async function main(): Promise<void> {
       .getHttpAdapter()
       .getInstance()
       .addHook('onRequest', (request, _reply, done) => {
-        if (turnRequest(request)) mark('http>');
+        if (turnRequest(request)) {
+          receivedAt.set(request, performance.now());
+          mark('http>', null);
+        }
         done();
       })
       // After the body is read (its stream events run outside the request's async context).
       .addHook('preHandler', (request, _reply, done) => {
-        if (turnRequest(request)) scopes.set(request, enterTurnScope());
+        if (turnRequest(request)) scopes.set(request, enterTurnScope(receivedAt.get(request)!));
         done();
       })
       .addHook('onSend', (request, _reply, _payload, done) => {
-        if (turnRequest(request)) mark('http send');
+        if (turnRequest(request)) mark('http send', scopes.get(request));
         done();
       })
       .addHook('onResponse', (request, reply, done) => {
         if (turnRequest(request)) {
           served.push(reply.elapsedTime);
-          modelRequests.push(scopes.get(request) ?? []);
-          mark('http<');
+          const scope = scopes.get(request);
+          modelRequests.push(scope?.ids ?? []);
+          modelWaits.push(scope?.modelMs ?? Number.NaN);
+          endTurnScope(scope);
         }
         done();
       });
@@ -152,9 +166,11 @@ async function main(): Promise<void> {
           () => {
             served.length = 0;
             modelRequests.length = 0;
+            modelWaits.length = 0;
             statementsBefore = countStatements.total;
             redisBefore = countStatements.redis;
             countStatements.byText.clear();
+            clearTimelines();
             cpu = process.cpuUsage();
             pgCpu = postgresCpuMs();
             wall = performance.now();
@@ -169,6 +185,7 @@ async function main(): Promise<void> {
       loopDelay.disable();
       const serverTimes = served.splice(0);
       const turnRequests = modelRequests.splice(0);
+      const waits = modelWaits.splice(0);
       const ids = turnRequests.flat();
       const simMs = new Map((await sim.durations(ids)).map((d, i) => [ids[i], d]));
       const simTimes = turnRequests.map((turn) => turn.reduce((sum, id) => sum + simMs.get(id)!, 0));
@@ -191,9 +208,11 @@ async function main(): Promise<void> {
       if (process.env.BENCH_SQL)
         for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
           process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
-      if (process.env.BENCH_TIMELINE && s.concurrency === 1) {
+      if (process.env.BENCH_STEPS) {
+        process.stderr.write(`Steps of a turn, ms (the server's marks):\n${stepTable(s.concurrency > 1)}\n`);
+      } else if (process.env.BENCH_TIMELINE) {
         const at = Number(process.env.BENCH_TIMELINE_AT ?? 0.5);
-        const timelines = turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), at);
+        const timelines = turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), at, s.concurrency > 1);
         process.stderr.write(`Turns nearest the p${at * 100} of their length, ms from receipt:\n${timelines}\n`);
       }
       const events = ((await countEvents(store, all)) - eventsBefore) / (turns + all.length);
@@ -217,6 +236,7 @@ async function main(): Promise<void> {
       const serverAdded = percentiles(serverTimes.map((l) => l - model));
       const simulator = percentiles(simTimes);
       const overhead = percentiles(serverTimes.map((l, i) => l - simTimes[i]));
+      const gateway = percentiles(serverTimes.map((l, i) => l - waits[i]));
       const base = percentiles(baseline.times!);
       rows.push([
         `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`,
@@ -228,6 +248,7 @@ async function main(): Promise<void> {
         // Split: the turn runs in a job the worker fetched, outside the command's async context.
         s.split ? '–' : ms(simulator),
         s.split ? '–' : ms(overhead),
+        s.split ? '–' : ms(gateway),
         `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
         pgCpuPerTurn.toFixed(2),
         throughput.toFixed(0),
@@ -268,6 +289,7 @@ function printTable(rows: string[][]): void {
     'server-side added ms p50/p95/p99',
     "simulator's time ms p50/p95/p99",
     'overhead ms p50/p95/p99',
+    'gateway overhead ms p50/p95/p99',
     'CPU ms/turn bare / Parley',
     'PostgreSQL CPU ms/turn',
     'turns/s',
