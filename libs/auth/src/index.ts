@@ -23,6 +23,6 @@ export { JwtVerifier, type JwtOptions } from './jwt/jwt-verifier';
 export { Public, Roles, StartsTurn, CurrentPrincipal, type DeferredRateLimit } from './http/auth.decorators';
 export { AuthGuard, isPublicPath } from './http/auth.guard';
 export { SubjectRateLimiter, type RateLimiterOptions } from './limits/rate-limiter';
-export { TurnSlots, type SlotGrant, type TurnSlotsOptions } from './limits/turn-slots';
+export { TurnSlots, type TurnSlotsOptions } from './limits/turn-slots';
 export { assertMessageWithinLimits, assertPayloadWithinLimit, type MessageLimits } from './limits/request-limits';
 export { AuthModule } from './auth.module';

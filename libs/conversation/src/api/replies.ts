@@ -14,7 +14,7 @@ export interface CommandContext {
   correlationId?: string;
   /**
    * The front door's rate-limit verdict on this request, when it left the wait to the command: a
-   * turn command awaits it beside its running-turn slot (one Redis round trip for both).
+   * turn command awaits it beside its running-turn slot, so it waits for Redis once, not twice.
    */
   rateLimit?: Promise<void>;
 }

@@ -70,6 +70,17 @@ describe('TurnCommand', () => {
     await expect(slots.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
   });
 
+  it('leaves the slot it took to a turn that started on its conversation while it was being admitted', async () => {
+    const slots = oneSlot();
+    const { run } = turnCommand(slots, async () => {
+      throw new DomainError('CONVERSATION_BUSY', 'is running a turn', { conversationId: 'c1', status: 'RU' });
+    });
+
+    await expect(run('c1', alice)).rejects.toMatchObject({ code: 'CONVERSATION_BUSY' });
+
+    await expect(slots.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
   it('gives back the slot it took for a replayed command whose turn has ended', async () => {
     const slots = oneSlot();
     const { run } = turnCommand(slots, async () => executed([], true));

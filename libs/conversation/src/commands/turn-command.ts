@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
+import { DomainError } from '@parley/platform';
 import type { CommandContext, TurnReply } from '../api/replies';
 import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';
 import { CommandRunner } from './command-runner';
@@ -42,7 +43,9 @@ export class TurnCommand {
       try {
         executed = await this.runner.execute(conversationId, ctx, body, build);
       } catch (err) {
-        await giveBack();
+        // Refused because a turn runs: the slot is that turn's, even one this command took while
+        // the running turn's own command was on its way.
+        if (!refusedWhileRunning(err)) await giveBack();
         throw err;
       }
       const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
@@ -76,3 +79,6 @@ export class TurnCommand {
     return took;
   }
 }
+
+/** The decider's refusals name the conversation's status; RU means a turn is running now. */
+const refusedWhileRunning = (err: unknown) => err instanceof DomainError && err.details?.status === 'RU';
