@@ -362,7 +362,7 @@ describe('rate limit through the assembled app', () => {
     await health.text();
   });
 
-  it('counts a turn command like any request: over the limit it gets 429 with Retry-After, appends nothing and keeps no turn slot', async () => {
+  it('counts a turn command like any request: over the limit it gets 429 with Retry-After (RATE_LIMITED over NATS), appends nothing and keeps no turn slot', async () => {
     const erin = await createKey(parley, 'erin', ['client']);
     const started = await parley.call(
       'POST',
@@ -383,6 +383,8 @@ describe('rate limit through the assembled app', () => {
     expect(errorOf(limited)).toEqual([429, 'RATE_LIMITED']);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited.body.error.details).toMatchObject({ limitPerMinute: LIMIT });
+    const overNats = await natsCall(nc, parley, 'cmd.sendMessage', { conversationId: id, content: 'Hello' }, erin);
+    expect(overNats.error.code).toBe('RATE_LIMITED');
     expect((await store.readStream(`conversation-${id}`)).length).toBe(before);
     const redis = parley.app.get<Redis>(REDIS);
     expect(await redis.zcard(`${parley.config.prefix}:turn-slots:erin`)).toBe(0);

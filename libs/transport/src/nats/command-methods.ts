@@ -13,16 +13,17 @@ import {
   type ConversationCommands,
 } from '@parley/conversation';
 import { z } from 'zod';
-import { rpcMethod, type RpcMethods } from './rpc-method';
+import { rpcMethod, turnMethod, type RpcMethods } from './rpc-method';
 
 /** NATS has no headers for these: the conversation, the tool call and the idempotency key ride in the payload. */
 const commandId = z.string().trim().min(1).max(200).optional();
 const target = { conversationId: z.uuid(), commandId };
 const toolCall = { ...target, toolCallId: z.string().min(1).max(200) };
 
-const context = (p: Principal, commandIdValue: string | undefined): CommandContext => ({
+const context = (p: Principal, commandIdValue: string | undefined, rateLimit?: Promise<void>): CommandContext => ({
   caller: { subject: p.subject, roles: p.roles },
   ...(commandIdValue ? { idempotencyKey: commandIdValue } : {}),
+  ...(rateLimit ? { rateLimit } : {}),
 });
 
 /** The request schemas of the NATS command methods (HTTP's bodies plus the ids HTTP takes from the path). */
@@ -53,21 +54,24 @@ export function commandMethods(c: ConversationCommands): RpcMethods {
     startConversation: rpcMethod(s.startConversation, (p, { commandId: id, ...input }) =>
       c.start(input, context(p, id)),
     ),
-    sendMessage: rpcMethod(s.sendMessage, (p, { conversationId, commandId: id, ...input }) =>
-      c.sendMessage(conversationId, input, context(p, id)),
+    sendMessage: turnMethod(s.sendMessage, (p, { conversationId, commandId: id, ...input }, limit) =>
+      c.sendMessage(conversationId, input, context(p, id, limit)),
     ),
-    sendMessageWithAttachments: rpcMethod(
+    sendMessageWithAttachments: turnMethod(
       s.sendMessageWithAttachments,
-      (p, { conversationId, commandId: id, ...input }) => c.sendMessage(conversationId, input, context(p, id)),
+      (p, { conversationId, commandId: id, ...input }, limit) =>
+        c.sendMessage(conversationId, input, context(p, id, limit)),
     ),
-    submitAnswers: rpcMethod(s.submitAnswers, (p, { conversationId, commandId: id, ...input }) =>
-      c.submitAnswers(conversationId, input, context(p, id)),
+    submitAnswers: turnMethod(s.submitAnswers, (p, { conversationId, commandId: id, ...input }, limit) =>
+      c.submitAnswers(conversationId, input, context(p, id, limit)),
     ),
-    approveToolCall: rpcMethod(s.approveToolCall, (p, { conversationId, toolCallId, commandId: id, ...input }) =>
-      c.approveToolCall(conversationId, toolCallId, input, context(p, id)),
+    approveToolCall: turnMethod(
+      s.approveToolCall,
+      (p, { conversationId, toolCallId, commandId: id, ...input }, limit) =>
+        c.approveToolCall(conversationId, toolCallId, input, context(p, id, limit)),
     ),
-    rejectToolCall: rpcMethod(s.rejectToolCall, (p, { conversationId, toolCallId, commandId: id, ...input }) =>
-      c.rejectToolCall(conversationId, toolCallId, input, context(p, id)),
+    rejectToolCall: turnMethod(s.rejectToolCall, (p, { conversationId, toolCallId, commandId: id, ...input }, limit) =>
+      c.rejectToolCall(conversationId, toolCallId, input, context(p, id, limit)),
     ),
     terminateConversation: rpcMethod(s.terminateConversation, (p, { conversationId, commandId: id, ...input }) =>
       c.terminate(conversationId, input, context(p, id)),
@@ -82,14 +86,15 @@ export function commandMethods(c: ConversationCommands): RpcMethods {
       (p, { conversationId, commandId: id, ...input }) => c.pause(conversationId, input, context(p, id)),
       ADMIN_ONLY,
     ),
-    resumeConversation: rpcMethod(
+    resumeConversation: turnMethod(
       s.resumeConversation,
-      (p, { conversationId, commandId: id, ...input }) => c.resume(conversationId, input, context(p, id)),
+      (p, { conversationId, commandId: id, ...input }, limit) => c.resume(conversationId, input, context(p, id, limit)),
       ADMIN_ONLY,
     ),
-    recoverConversation: rpcMethod(
+    recoverConversation: turnMethod(
       s.recoverConversation,
-      (p, { conversationId, commandId: id, ...input }) => c.recover(conversationId, input, context(p, id)),
+      (p, { conversationId, commandId: id, ...input }, limit) =>
+        c.recover(conversationId, input, context(p, id, limit)),
       ADMIN_ONLY,
     ),
     addToolRepository: rpcMethod(s.addToolRepository, (p, { conversationId, commandId: id, ...input }) =>

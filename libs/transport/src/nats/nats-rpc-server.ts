@@ -84,9 +84,12 @@ export class NatsRpcServer {
     assertPayloadWithinLimit(msg.data.length, this.options.maxPayloadBytes);
     const principal = await this.options.authenticator.authenticateNatsHeaders(msg.headers);
     if (method.roles) requireRoles(principal, method.roles);
-    await this.options.rateLimiter.consume(principal.subject);
+    const verdict = this.options.rateLimiter.consume(principal.subject);
+    // A turn method awaits the verdict itself; until then a refusal is no unhandled rejection.
+    if (method.startsTurn) verdict.catch(() => undefined);
+    else await verdict;
     const input = parseOrThrow(method.schema, parseJson(msg.data));
-    return method.run(principal, input as never);
+    return method.run(principal, input as never, method.startsTurn ? verdict : undefined);
   }
 
   private respond(msg: Msg, body: unknown): void {

@@ -6,7 +6,12 @@ export interface RpcMethod {
   schema: z.ZodType;
   /** As HTTP's @Roles: the caller needs one of them, else FORBIDDEN before anything runs. */
   roles?: readonly Role[];
-  run(principal: Principal, input: never): Promise<unknown>;
+  /**
+   * As HTTP's @StartsTurn: the request is counted by the rate limit, and `run` gets the verdict
+   * to await itself, beside the turn's running-turn slot (TurnCommand).
+   */
+  startsTurn?: boolean;
+  run(principal: Principal, input: never, rateLimit?: Promise<void>): Promise<unknown>;
 }
 
 /** Typed helper: `run` receives the schema's output. */
@@ -15,5 +20,12 @@ export const rpcMethod = <S extends z.ZodType>(
   run: (principal: Principal, input: z.output<S>) => Promise<unknown>,
   roles?: readonly Role[],
 ): RpcMethod => ({ schema, run: run as RpcMethod['run'], ...(roles ? { roles } : {}) });
+
+/** A method that starts or resumes a turn: `run` must await `rateLimit` (its CommandContext carries it). */
+export const turnMethod = <S extends z.ZodType>(
+  schema: S,
+  run: (principal: Principal, input: z.output<S>, rateLimit: Promise<void>) => Promise<unknown>,
+  roles?: readonly Role[],
+): RpcMethod => ({ schema, run: run as RpcMethod['run'], ...(roles ? { roles } : {}), startsTurn: true });
 
 export type RpcMethods = Readonly<Record<string, RpcMethod>>;
