@@ -9,7 +9,7 @@ export {
   type FieldProblem,
 } from './errors/domain-error';
 export { parseOrThrow, zodProblems } from './errors/zod-problems';
-export { unavailableError } from './errors/unavailable';
+export { raisedBy, unavailableError } from './errors/unavailable';
 export {
   DatabaseModule,
   PG_POOL,

@@ -2,7 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import { CONFIG, type Config } from '@parley/config';
 import type { Pool } from 'pg';
 import { DataSource, type EntitySchema } from 'typeorm';
-import { createPgPool } from './pg-pool';
+import { createPgPool, pgSocket } from './pg-pool';
 
 /** The raw `pg` pool: the event store and hot paths issue SQL through it. */
 export const PG_POOL = Symbol('parley.pg-pool');
@@ -67,6 +67,7 @@ export class DatabaseModule {
               poolSize: Math.max(2, Math.ceil(config.database.poolSize / 2)),
               synchronize: false,
               logging: false,
+              extra: { stream: pgSocket },
             });
             return dataSource.initialize();
           },

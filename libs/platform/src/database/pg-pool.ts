@@ -1,4 +1,6 @@
+import { Socket } from 'node:net';
 import { Pool, types } from 'pg';
+import { raisedBy } from '../errors/unavailable';
 
 // int8 (bigint) columns come back as strings by default; event revisions and positions are
 // bigints, so parse them as such once for every pool.
@@ -10,12 +12,20 @@ export interface PgPoolOptions {
   applicationName?: string;
 }
 
+/**
+ * The socket of each `pg` connection (its `stream` option), whose errors say they came from
+ * PostgreSQL: a connection reset or refused is answered 503 naming PostgreSQL, not "a dependency".
+ * Listening first, it marks the error before `pg` rejects the query with it.
+ */
+export const pgSocket = (): Socket => new Socket().on('error', (err) => raisedBy(err, 'postgres'));
+
 export function createPgPool(options: PgPoolOptions): Pool {
   const pool = new Pool({
     connectionString: options.url,
     max: options.max,
     application_name: options.applicationName ?? 'parley',
     idleTimeoutMillis: 30_000,
+    stream: pgSocket,
   });
   // An idle client that loses its connection emits on the pool; without a listener Node exits.
   pool.on('error', () => undefined);

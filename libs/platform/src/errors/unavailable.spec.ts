@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { DomainError } from './domain-error';
-import { unavailableError } from './unavailable';
+import { raisedBy, unavailableError } from './unavailable';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -32,6 +32,12 @@ describe('unavailableError', () => {
     const unavailable = unavailableError(withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
     expect(unavailable?.code).toBe('SERVICE_UNAVAILABLE');
     expect(unavailable?.details).toEqual({ retryAfterSeconds: 5 });
+  });
+
+  it('names the dependency whose connection raised a socket error that names no peer', () => {
+    const reset = withCode('read ECONNRESET', 'ECONNRESET');
+    raisedBy(reset, 'postgres');
+    expect(unavailableError(reset)?.details).toEqual({ dependency: 'postgres', retryAfterSeconds: 5 });
   });
 
   it('knows a reset socket whose error was made in another realm (Node core, under a test runner)', () => {

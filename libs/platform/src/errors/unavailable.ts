@@ -10,6 +10,18 @@ const POSTGRES_MESSAGES = ['Connection terminated', 'timeout exceeded when tryin
 const REDIS_MESSAGES = ["Stream isn't writeable", 'Connection is closed'];
 // A socket refused, reset or unreachable: some dependency is down, which one the error does not say.
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+// Set on the errors of a dependency's own sockets (raisedBy): a reset names no peer.
+const RAISED_BY = Symbol.for('parley.raisedBy');
+
+type Dependency = 'postgres' | 'redis';
+
+/**
+ * Marks `err` as raised by `dependency`'s connection, for a socket error that does not say whose
+ * socket it was (`read ECONNRESET`, `connect ECONNREFUSED`): unavailableError then names it.
+ */
+export function raisedBy(err: Error, dependency: Dependency): void {
+  (err as Error & { [RAISED_BY]?: Dependency })[RAISED_BY] = dependency;
+}
 
 /**
  * SERVICE_UNAVAILABLE (503, Retry-After) for an error that says a dependency could not be
@@ -32,6 +44,8 @@ export function unavailableError(err: unknown): DomainError | null {
 const NAMES = { postgres: 'PostgreSQL', redis: 'Redis', unknown: 'A dependency' } as const;
 
 function dependencyOf(err: Error): keyof typeof NAMES | null {
+  const marked = (err as Error & { [RAISED_BY]?: Dependency })[RAISED_BY];
+  if (marked) return marked;
   const code = (err as { code?: unknown }).code;
   const coded = typeof code === 'string' ? code : '';
   if (POSTGRES_UNAVAILABLE.test(coded) || POSTGRES_MESSAGES.some((m) => err.message.includes(m))) return 'postgres';
