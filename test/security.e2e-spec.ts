@@ -13,6 +13,18 @@ async function createKey(parley: ParleyUnderTest, subject: string, roles: string
   return created.body.key as string;
 }
 
+/** Starts a CHAT conversation as the holder of `key`; its id and position. */
+async function startAs(parley: ParleyUnderTest, key: string): Promise<{ id: string; position: string }> {
+  const res = await parley.call(
+    'POST',
+    '/api/v1/conversations',
+    { agentCode: 'HELPDESK', actionCode: 'CHAT' },
+    bearer(key),
+  );
+  expect(res.status).toBe(201);
+  return { id: res.body.conversationId as string, position: res.body.position as string };
+}
+
 /** A NATS request on `<prefix>.<kind>.<method>` as a plain client would send it; the parsed reply. */
 async function natsCall(
   nc: NatsConnection,
@@ -53,16 +65,7 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
     await parley.close();
   });
 
-  const start = async (key: string) => {
-    const res = await parley.call(
-      'POST',
-      '/api/v1/conversations',
-      { agentCode: 'HELPDESK', actionCode: 'CHAT' },
-      bearer(key),
-    );
-    expect(res.status).toBe(201);
-    return { id: res.body.conversationId as string, position: res.body.position as string };
-  };
+  const start = (key: string) => startAs(parley, key);
   const conv = (id: string, rest = '') => `/api/v1/conversations/${id}${rest}`;
   const errorOf = (res: { status: number; body: any }) => [res.status, res.body?.error?.code];
 
@@ -364,14 +367,7 @@ describe('rate limit through the assembled app', () => {
 
   it('counts a turn command like any request: over the limit it gets 429 with Retry-After (RATE_LIMITED over NATS), appends nothing and keeps no turn slot', async () => {
     const erin = await createKey(parley, 'erin', ['client']);
-    const started = await parley.call(
-      'POST',
-      '/api/v1/conversations',
-      { agentCode: 'HELPDESK', actionCode: 'CHAT' },
-      bearer(erin),
-    );
-    expect(started.status).toBe(201);
-    const id = started.body.conversationId as string;
+    const { id } = await startAs(parley, erin);
     const send = () => parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'Hello' }, bearer(erin));
     expect((await send()).status).toBe(200);
     for (let i = 2; i < LIMIT; i++) expect((await send()).status).toBe(200);

@@ -39,14 +39,9 @@ export class AuthGuard implements CanActivate {
     request.principal = principal;
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, targets);
     if (roles) requireRoles(principal, roles);
-    const verdict = this.rateLimiter.consume(principal.subject);
-    if (this.reflector.getAllAndOverride<boolean>(STARTS_TURN, targets)) {
-      // Settled by the command; until then a refusal must not count as an unhandled rejection.
-      verdict.catch(() => undefined);
-      request.rateLimit = verdict;
-      return true;
-    }
-    await verdict;
+    if (this.reflector.getAllAndOverride<boolean>(STARTS_TURN, targets))
+      request.rateLimit = this.rateLimiter.pending(principal.subject);
+    else await this.rateLimiter.consume(principal.subject);
     return true;
   }
 }

@@ -24,6 +24,16 @@ export class SubjectRateLimiter {
       : memory;
   }
 
+  /**
+   * Counts one request of `subject` now and returns its verdict for the caller to await later (a
+   * turn command, beside its running-turn slot); a refusal not awaited yet is no unhandled rejection.
+   */
+  pending(subject: string): Promise<void> {
+    const verdict = this.consume(subject);
+    verdict.catch(() => undefined);
+    return verdict;
+  }
+
   /** Counts one request of `subject`; RATE_LIMITED with details.retryAfterSeconds when over. */
   async consume(subject: string): Promise<void> {
     try {

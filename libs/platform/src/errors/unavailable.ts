@@ -14,13 +14,14 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 const RAISED_BY = Symbol.for('parley.raisedBy');
 
 type Dependency = 'postgres' | 'redis';
+type Marked = Error & { [RAISED_BY]?: Dependency };
 
 /**
  * Marks `err` as raised by `dependency`'s connection, for a socket error that does not say whose
  * socket it was (`read ECONNRESET`, `connect ECONNREFUSED`): unavailableError then names it.
  */
 export function raisedBy(err: Error, dependency: Dependency): void {
-  (err as Error & { [RAISED_BY]?: Dependency })[RAISED_BY] = dependency;
+  (err as Marked)[RAISED_BY] = dependency;
 }
 
 /**
@@ -44,7 +45,7 @@ export function unavailableError(err: unknown): DomainError | null {
 const NAMES = { postgres: 'PostgreSQL', redis: 'Redis', unknown: 'A dependency' } as const;
 
 function dependencyOf(err: Error): keyof typeof NAMES | null {
-  const marked = (err as Error & { [RAISED_BY]?: Dependency })[RAISED_BY];
+  const marked = (err as Marked)[RAISED_BY];
   if (marked) return marked;
   const code = (err as { code?: unknown }).code;
   const coded = typeof code === 'string' ? code : '';

@@ -84,12 +84,11 @@ export class NatsRpcServer {
     assertPayloadWithinLimit(msg.data.length, this.options.maxPayloadBytes);
     const principal = await this.options.authenticator.authenticateNatsHeaders(msg.headers);
     if (method.roles) requireRoles(principal, method.roles);
-    const verdict = this.options.rateLimiter.consume(principal.subject);
-    // A turn method awaits the verdict itself; until then a refusal is no unhandled rejection.
-    if (method.startsTurn) verdict.catch(() => undefined);
-    else await verdict;
+    // A turn method awaits the verdict itself, beside its running-turn slot.
+    const rateLimit = method.startsTurn ? this.options.rateLimiter.pending(principal.subject) : undefined;
+    if (!rateLimit) await this.options.rateLimiter.consume(principal.subject);
     const input = parseOrThrow(method.schema, parseJson(msg.data));
-    return method.run(principal, input as never, method.startsTurn ? verdict : undefined);
+    return method.run(principal, input as never, rateLimit);
   }
 
   private respond(msg: Msg, body: unknown): void {
