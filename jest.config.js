@@ -12,6 +12,7 @@ const swc = [
 ];
 
 const libs = [
+  'core',
   'config',
   'event-store',
   'conversation',

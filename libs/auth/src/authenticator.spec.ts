@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@parley/config';
-import { createPgPool, type DomainError, errorBody } from '@parley/platform';
+import { createPgPool } from '@parley/platform';
+import { type DomainError, errorBody } from '@parley/core';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { connect, headers as natsHeaders, JSONCodec, type NatsConnection } from 'nats';
 import type { Pool } from 'pg';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { registerSecret } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { looksLikeApiKey, sameSecret } from './api-keys/api-key-secret';
 import { JwtVerifier } from './jwt/jwt-verifier';

@@ -1,4 +1,3 @@
-export type * from './snapshot';
 export type * from './domain/conversation.events';
 export type * from './domain/conversation.commands';
 export type * from './domain/event-envelope';

@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 
 /**
  * Serialises a value as canonical JSON (object keys sorted recursively, no whitespace) and

@@ -1,4 +1,4 @@
-import { DomainError, type FieldProblem } from '@parley/platform';
+import { DomainError, type FieldProblem } from '@parley/core';
 import type { ExpectedState } from './event-store.port';
 
 /** The state a stream is really in, as a WrongExpectedVersion reports it. */

@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 
 /** A PostgreSQL position: the writing transaction's xid8 and the identity value. */
 export interface PgPosition {

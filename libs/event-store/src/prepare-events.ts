@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import { canonicalJson } from './canonical-json';
 import { EventTooLarge, InvalidEvent } from './errors';
 import type { EventToAppend } from './event-store.port';

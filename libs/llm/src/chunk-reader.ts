@@ -1,6 +1,7 @@
 import { countPromptTokens, countTokens, countToolCallTokens } from '@parley/prompt';
 import { LlmError } from './llm-error';
-import type { FinishReason, LlmRequest, LlmStreamEvent, LlmUsage } from './llm.port';
+import type { FinishReason } from '@parley/core';
+import type { LlmRequest, LlmStreamEvent, LlmUsage } from './llm.port';
 import { ThinkSplitter } from './think-splitter';
 import { ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler';
 

@@ -1,14 +1,7 @@
+import { stripUndefined, type FinishReason } from '@parley/core';
 import type { BreakerRegistry } from './breaker-registry';
 import { LlmError } from './llm-error';
-import type {
-  FinishReason,
-  LlmCallOptions,
-  LlmPort,
-  LlmRequest,
-  LlmStreamEvent,
-  LlmToolCall,
-  LlmUsage,
-} from './llm.port';
+import type { LlmCallOptions, LlmPort, LlmRequest, LlmStreamEvent, LlmToolCall, LlmUsage } from './llm.port';
 import { RETRY_DEFAULTS, withRetries } from './retry-policy';
 
 export interface LlmAttemptFailure {
@@ -118,8 +111,4 @@ export class LlmClient {
     }
     throw new LlmError('stream_interrupted', 'The model stream ended without a finish event.');
   }
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

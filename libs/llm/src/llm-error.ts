@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { maskSecrets } from '@parley/observability';
 
 export type LlmErrorKind =

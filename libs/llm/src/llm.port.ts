@@ -1,4 +1,4 @@
-import type { ChatOptions } from '@parley/conversation';
+import type { ChatOptions, FinishReason } from '@parley/core';
 
 /** Where and how to reach a model: resolved from the catalog at call time (holds the key). */
 export interface ProviderEndpoint {
@@ -38,9 +38,6 @@ export interface LlmRequest {
   tools: LlmToolSpec[];
   options: ChatOptions;
 }
-
-/** Seed 000 finish reasons: ST stop, LE length, CF content filter, TC tool calls, OT other. */
-export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
 
 export interface LlmUsage {
   inputTokens: number;

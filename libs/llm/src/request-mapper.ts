@@ -3,7 +3,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ResponseFormat } from '@parley/conversation';
+import type { ResponseFormat } from '@parley/core';
 import type { LlmMessage, LlmRequest } from './llm.port';
 
 /** The streaming request body; `top_k` is not in OpenAI's schema but vLLM, Ollama and others read it. */

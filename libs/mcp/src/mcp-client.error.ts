@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { McpErrorKind } from './mcp-client-config';
 
 const CODE_BY_KIND = {

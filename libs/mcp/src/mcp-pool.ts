@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import {
   MCP_CLIENT_CONFIG_SOURCE,
   MCP_METRICS,

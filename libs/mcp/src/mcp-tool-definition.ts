@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 
 const MAX_FUNCTION_NAME = 64;
 

@@ -1,13 +1,5 @@
 export { createPgPool, type PgPoolOptions } from './database/pg-pool';
 export { runMigrations } from './database/migrate';
-export {
-  DomainError,
-  ERROR_STATUS,
-  errorBody,
-  type ErrorBody,
-  type ErrorCode,
-  type FieldProblem,
-} from './errors/domain-error';
 export { parseOrThrow, zodProblems } from './errors/zod-problems';
 export { raisedBy, unavailableError } from './errors/unavailable';
 export {

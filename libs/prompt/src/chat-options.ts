@@ -1,4 +1,4 @@
-import type { ChatOptions, ResponseFormat } from '@parley/conversation';
+import type { ChatOptions, ResponseFormat } from '@parley/core';
 import type { PromptSchema } from './schema-prompt';
 
 /**

@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '@parley/conversation';
-import { DomainError } from '@parley/platform';
+import type { ToolDefinition } from '@parley/core';
+import { DomainError } from '@parley/core';
 import type { ToolConfig } from './tool-config';
 import type { ToolConfigSource } from './tool-config.source';
 import { ToolFailure } from './tool-outcome';

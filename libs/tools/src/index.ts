@@ -1,13 +1,6 @@
 export * from './tool-config';
 export { TOOL_CONFIG_SOURCE, type ToolConfigSource } from './tool-config.source';
-export {
-  TOOL_METRICS,
-  ToolFailure,
-  type ToolCallContext,
-  type ToolErrorCode,
-  type ToolMetrics,
-  type ToolOutcome,
-} from './tool-outcome';
+export { TOOL_METRICS, ToolFailure, type ToolCallContext, type ToolMetrics, type ToolOutcome } from './tool-outcome';
 export { ToolExecutor } from './tool-executor';
 export { ToolsModule } from './tools.module';
 export { ToolMetricsModule } from './tool-metrics.module';

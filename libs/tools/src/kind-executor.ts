@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import type { ToolCallContext } from './tool-outcome';
 
 /** Output before the size limit: text, or the first bytes of a larger body and its full size. */

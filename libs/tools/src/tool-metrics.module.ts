@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { MCP_METRICS, type McpMetrics } from '@parley/mcp';
 import { MetricsService } from '@parley/observability';
-import { TOOL_METRICS, type ToolErrorCode, type ToolMetrics } from './tool-outcome';
+import type { ToolErrorCode } from '@parley/core';
+import { TOOL_METRICS, type ToolMetrics } from './tool-outcome';
 
 /** The metric's outcome label stays small and bounded: a code the model caused is still an error. */
 const OUTCOME: Record<'ok' | ToolErrorCode, 'ok' | 'error' | 'rejected' | 'timeout'> = {
@@ -12,6 +13,7 @@ const OUTCOME: Record<'ok' | ToolErrorCode, 'ok' | 'error' | 'rejected' | 'timeo
   TOOL_ERROR: 'error',
   UNAVAILABLE: 'error',
   ABORTED: 'error',
+  INTERRUPTED: 'error',
 };
 
 export const toolMetricsOf = (metrics: MetricsService): ToolMetrics => ({

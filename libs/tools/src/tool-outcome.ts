@@ -1,5 +1,4 @@
-/** Why a tool call produced no result; the model reads the message and may try again. */
-export type ToolErrorCode = 'INVALID_ARGUMENTS' | 'NOT_ALLOWED' | 'TIMEOUT' | 'TOOL_ERROR' | 'UNAVAILABLE' | 'ABORTED';
+import type { ToolErrorCode } from '@parley/core';
 
 /**
  * What one tool execution produced. Failures are data for the model, never exceptions: the turn

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SnapshotResolver } from '@parley/catalog';
-import type { ConversationSnapshot, SnapshotSource, ToolDefinition } from '@parley/conversation';
+import type { SnapshotSource } from '@parley/conversation';
+import type { ConversationSnapshot, ToolDefinition } from '@parley/core';
 import { McpPool } from '@parley/mcp';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 
 /**
  * The snapshot a new conversation freezes: the catalog's resolution plus the tools its MCP

@@ -1,13 +1,14 @@
 import { Logger } from '@nestjs/common';
+import type { ToolErrorCode } from '@parley/core';
 import {
   availableTools,
   type ConversationEvent,
   type ExistingConversation,
   type Question,
   repositoryOf,
-  type ToolDefinition,
   type TurnToolCall,
 } from '@parley/conversation';
+import { type ToolDefinition } from '@parley/core';
 import { withSpan } from '@parley/observability';
 import type { ToolOutcome } from '@parley/tools';
 import type { TurnContext } from './turn-context';
@@ -128,7 +129,7 @@ async function record(ctx: TurnContext, call: TurnToolCall, outcome: ToolOutcome
 async function fail(
   ctx: TurnContext,
   call: TurnToolCall,
-  code: string,
+  code: ToolErrorCode,
   message: string,
   durationMs: number,
   write: Write = appendNow(ctx),

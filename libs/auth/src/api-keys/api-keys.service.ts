@@ -1,7 +1,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { registerSecret } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { LRUCache } from 'lru-cache';
 import { isRole, ROLES, type Principal, type Role } from '../principal';
 import { ApiKeyRepository, type ApiKeyRecord } from './api-key.repository';

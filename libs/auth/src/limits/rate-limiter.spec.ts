@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { SubjectRateLimiter } from './rate-limiter';
 
 const run = promisify(execFile);

@@ -1,4 +1,5 @@
-import { DomainError, type Redis } from '@parley/platform';
+import { type Redis } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 export interface RateLimiterOptions {

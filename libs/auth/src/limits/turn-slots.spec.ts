@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connectedRedis, DomainError, type Redis } from '@parley/platform';
+import { connectedRedis, type Redis } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { TurnSlots } from './turn-slots';
 
 const REDIS_URL = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { hasRole, type Principal, type Role } from '../principal';
 
 /** What is being read, so a refusal reads exactly like a resource that does not exist. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DATA_SOURCE, DomainError } from '@parley/platform';
+import { DATA_SOURCE } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { DataSource } from 'typeorm';
 import { descriptorOf } from '../model/catalog-descriptors';
 import { aclEntity, type Row } from '../model/entity-schemas';

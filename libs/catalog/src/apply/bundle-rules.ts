@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import { descriptorOf } from '../model/catalog-descriptors';
 import { memberOf } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';

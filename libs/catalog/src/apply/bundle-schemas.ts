@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import { z } from 'zod';
 import type { EntityDescriptor, LinkSpec } from '../model/descriptor';
 import { memberOf } from '../model/descriptor';

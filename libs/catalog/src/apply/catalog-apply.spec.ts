@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { stringify } from 'yaml';
 import { exampleBundle, openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';
 import { CatalogService } from './catalog.service';

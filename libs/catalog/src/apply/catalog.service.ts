@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DATA_SOURCE, DomainError, type FieldProblem } from '@parley/platform';
+import { DATA_SOURCE } from '@parley/platform';
+import { DomainError, type FieldProblem } from '@parley/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CATALOG_LOCK_ID } from '../catalog-tokens';
 import { descriptorForRoute } from '../model/catalog-descriptors';

@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';

@@ -1,4 +1,4 @@
-import { DomainError, type FieldProblem } from '@parley/platform';
+import { DomainError, type FieldProblem } from '@parley/core';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG_DESCRIPTORS, descriptorOf } from '../model/catalog-descriptors';
 import type { EntityDescriptor } from '../model/descriptor';

@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import { CATALOG_DESCRIPTORS } from '../model/catalog-descriptors';
 import type { Row } from '../model/entity-schemas';
 import { MISSING_KEY_MESSAGE, type SecretCipher } from '../secrets/secret-cipher';

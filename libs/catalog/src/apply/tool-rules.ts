@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 import { TOOL_SECRET_PATHS, toolConfigSchema } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
 import { getPath, setExisting } from '../secrets/object-paths';

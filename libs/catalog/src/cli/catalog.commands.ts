@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { loadConfig, type Config } from '@parley/config';
-import { DomainError, type FieldProblem } from '@parley/platform';
+import { DomainError, type FieldProblem } from '@parley/core';
 import type { Command } from 'commander';
 import { DataSource } from 'typeorm';
 import { CatalogService } from '../apply/catalog.service';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import { Roles } from '@parley/auth';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { CatalogAccess, type AclEntry } from '../access/catalog-access';
 import { CatalogService, type ApplyResult } from '../apply/catalog.service';
 import type { Row } from '../model/entity-schemas';

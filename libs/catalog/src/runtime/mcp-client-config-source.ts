@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { registerSecrets } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { CatalogReader } from '../store/catalog-reader';
 
 /** How the MCP pool connects to a catalog MCP client; env and headers are decrypted here. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ProviderEndpoint } from '@parley/llm';
 import { registerSecrets } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { CatalogReader } from '../store/catalog-reader';
 import { callTimeCache } from './call-time-cache';
 

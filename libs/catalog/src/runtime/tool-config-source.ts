@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { registerSecrets } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { ToolConfig } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
 import { setExisting } from '../secrets/object-paths';

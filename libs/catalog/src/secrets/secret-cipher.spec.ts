@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { keyIdOf, parseKey, SecretCipher } from './secret-cipher';
 
 const KEY = 'ab'.repeat(32);

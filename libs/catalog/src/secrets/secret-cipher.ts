@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 
 /**
  * AES-256-GCM for catalog secrets. The ciphertext is `base64(iv | tag | data)`; the id of the

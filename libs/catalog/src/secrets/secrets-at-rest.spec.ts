@@ -1,4 +1,4 @@
-import { type DomainError } from '@parley/platform';
+import { type DomainError } from '@parley/core';
 import { CatalogService } from '../apply/catalog.service';
 import { OTHER_KEY, TEST_KEY, openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';
 import { CatalogMcpClientConfigSource } from '../runtime/mcp-client-config-source';

@@ -1,5 +1,5 @@
 import { loadConfig } from '@parley/config';
-import { type DomainError } from '@parley/platform';
+import { type DomainError } from '@parley/core';
 import { CatalogAccess } from '../access/catalog-access';
 import { CatalogService } from '../apply/catalog.service';
 import { exampleBundle, openCatalogDb, testCipher, type CatalogTestDb } from '../catalog.test-kit';

@@ -1,13 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type {
-  ConversationSnapshot,
-  DisclosableSkill,
-  MemoryStrategy,
-  ToolDefinition,
-  TurnLimits,
-} from '@parley/conversation';
-import { DomainError } from '@parley/platform';
+import type { ConversationSnapshot, DisclosableSkill, MemoryStrategy, ToolDefinition, TurnLimits } from '@parley/core';
+import { DomainError } from '@parley/core';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
 import type { Row } from '../model/entity-schemas';

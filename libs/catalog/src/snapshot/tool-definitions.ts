@@ -1,4 +1,4 @@
-import type { DisclosableSkill, ToolDefinition } from '@parley/conversation';
+import type { DisclosableSkill, ToolDefinition } from '@parley/core';
 import type { ToolConfig, ToolParameter } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { assertCanCommand, requireRoles, type Principal } from '@parley/auth';
 import { WrongExpectedVersion } from '@parley/event-store';
 import { withSpan } from '@parley/observability';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { createHash } from 'node:crypto';
 import type { CommandContext } from '../api/replies';
 import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';

@@ -1,4 +1,4 @@
-import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
+import type { ConversationSnapshot, ToolDefinition } from '@parley/core';
 
 /**
  * Resolves (agent, action) into the snapshot a new conversation freezes (catalog + MCP tools),

@@ -1,6 +1,6 @@
 import { TurnSlots } from '@parley/auth';
 import type { Config } from '@parley/config';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { CommandContext } from '../api/replies';
 import { initialState } from '../domain/conversation.state';
 import type { ConversationEvent } from '../domain/conversation.events';

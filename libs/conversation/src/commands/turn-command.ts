@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { CommandContext, TurnReply } from '../api/replies';
 import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';
 import { CommandRunner } from './command-runner';

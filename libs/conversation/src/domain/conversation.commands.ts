@@ -1,4 +1,4 @@
-import type { ConversationSnapshot } from '../snapshot';
+import type { ConversationSnapshot } from '@parley/core';
 import type { Attachment } from './conversation.events';
 import type { ToolRepository } from './tool-repositories';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { deciderSpec, snapshotFixture } from '@parley/testing';
 import type { ConversationCommand, CommandMeta } from './conversation.commands';
 import { conversationDecider } from './conversation.decider';

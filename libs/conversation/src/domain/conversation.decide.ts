@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { assertNever, DomainError } from '@parley/core';
 import type { ConversationCommand, SendMessage, SubmitAnswers } from './conversation.commands';
 import type { ConversationEvent } from './conversation.events';
 import { type ConversationState, type ExistingConversation, pendingApprovals, type Status } from './conversation.state';
@@ -194,7 +194,3 @@ function refusal(
 }
 
 export const nextSequence = (state: ExistingConversation): number => (state.transcript.at(-1)?.sequence ?? 0) + 1;
-
-function assertNever(x: never): never {
-  throw new Error(`Unhandled: ${JSON.stringify(x)}`);
-}

@@ -1,8 +1,5 @@
-import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
+import type { ConversationSnapshot, FinishReason, ToolDefinition, ToolErrorCode, TurnFailureCode } from '@parley/core';
 import type { ToolRepository } from './tool-repositories';
-
-/** Seed 000 finish reasons: ST stop, LE length, CF content filter, TC tool calls, OT other. */
-export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
 
 /**
  * The events of one conversation stream (`conversation-<uuid>`). Readonly data, past tense,
@@ -35,8 +32,6 @@ export interface Question {
   options?: string[];
   required?: boolean;
 }
-
-export type ErrorCode = 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
 
 type Event<T extends string, D> = { readonly type: T; readonly data: Readonly<D> };
 
@@ -137,7 +132,7 @@ export type ToolCallFailed = Event<
     sequence: number;
     toolCallId: string;
     name: string;
-    code: string;
+    code: ToolErrorCode;
     message: string;
     durationMs: number;
   }
@@ -163,7 +158,10 @@ export type ConversationCompleted = Event<
   'ConversationCompleted',
   { turnNo: number; finishReason: FinishReason; reply: string | null; responseModel: string | null }
 >;
-export type ConversationFailed = Event<'ConversationFailed', { turnNo: number; code: ErrorCode; message: string }>;
+export type ConversationFailed = Event<
+  'ConversationFailed',
+  { turnNo: number; code: TurnFailureCode; message: string }
+>;
 export type ConversationStuck = Event<'ConversationStuck', { turnNo: number; idleMs: number }>;
 export type ConversationTerminated = Event<'ConversationTerminated', { reason: string | null }>;
 export type ConversationKilled = Event<'ConversationKilled', { reason: string | null }>;

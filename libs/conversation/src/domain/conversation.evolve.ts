@@ -1,3 +1,4 @@
+import { assertNever, roundCost } from '@parley/core';
 import type { ConversationEnvelope } from './event-envelope';
 import type {
   ConversationData,
@@ -155,7 +156,7 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
         toolRepositories: c.toolRepositories.filter((r) => r.repositoryId !== event.data.repositoryId),
       };
     default:
-      return assertNever(event);
+      return assertNever(event, 'conversation event');
   }
 }
 
@@ -205,10 +206,4 @@ function resumable(status: ConversationState['status']): Exclude<Status, 'PA' | 
 function remember(commands: Record<string, string>, event: ConversationEnvelope): Record<string, string> {
   const { commandId, commandHash } = event.metadata;
   return commandId && !(commandId in commands) ? { ...commands, [commandId]: commandHash ?? '' } : commands;
-}
-
-const roundCost = (n: number) => Math.round(n * 1e9) / 1e9;
-
-function assertNever(x: never): never {
-  throw new Error(`Unhandled conversation event: ${JSON.stringify(x)}`);
 }

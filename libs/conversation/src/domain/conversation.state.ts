@@ -1,13 +1,5 @@
-import type { ConversationSnapshot, ToolDefinition } from '../snapshot';
-import type {
-  Attachment,
-  ErrorCode,
-  FinishReason,
-  MessageRole,
-  Question,
-  ToolCallRef,
-  Usage,
-} from './conversation.events';
+import type { ConversationSnapshot, FinishReason, ToolDefinition, TurnFailureCode } from '@parley/core';
+import type { Attachment, MessageRole, Question, ToolCallRef, Usage } from './conversation.events';
 import type { ToolRepository } from './tool-repositories';
 
 /** Seed 000 process statuses. */
@@ -88,7 +80,7 @@ export interface ConversationData {
   usage: Usage;
   finishReason: FinishReason | null;
   responseModel: string | null;
-  error: { code: ErrorCode; message: string } | null;
+  error: { code: TurnFailureCode; message: string } | null;
   /** Idempotency: command id -> hash of the command body it came with. */
   commands: Record<string, string>;
   createdAt: string;

@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { deciderSpec, snapshotFixture, toolFixture } from '@parley/testing';
 import type { CommandMeta, ConversationCommand } from './conversation.commands';
 import { conversationDecider } from './conversation.decider';

@@ -1,5 +1,4 @@
-import { DomainError } from '@parley/platform';
-import type { ToolDefinition } from '../snapshot';
+import { assertNever, DomainError, type ToolDefinition } from '@parley/core';
 import type { AddToolRepository, ChangeToolRepository, RemoveToolRepository } from './conversation.commands';
 import type { ConversationEvent } from './conversation.events';
 import type { ConversationData, ExistingConversation } from './conversation.state';
@@ -87,7 +86,3 @@ const notFound = (repositoryId: string) =>
 /** The repository a tool the model may call comes from, if it comes from one. */
 export const repositoryOf = (c: ConversationData, toolName: string): ToolRepository | undefined =>
   c.toolRepositories.find((r) => r.tools.some((t) => t.name === toolName));
-
-function assertNever(x: never): never {
-  throw new Error(`Unhandled: ${JSON.stringify(x)}`);
-}

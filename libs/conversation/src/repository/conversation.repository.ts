@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { stripUndefined } from '@parley/core';
 import { EVENT_STORE, type EventStore, type RecordedEvent, StreamNotFound } from '@parley/event-store';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
@@ -195,8 +196,4 @@ export class ConversationRepository {
     if (current && current.revision > folded.revision) return;
     this.folded.set(conversationId, { state: folded.state, revision: folded.revision });
   }
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { EventToAppend } from '../event-store.port';
 import { caught, event, events, newCategory, newStream, readCategory, type ContractHarness } from './contract-kit';
 

@@ -1,4 +1,4 @@
-import type { DomainError } from '@parley/platform';
+import type { DomainError } from '@parley/core';
 import { caught, event, eventually, newCategory, newStream, readCategory, type ContractHarness } from './contract-kit';
 
 const circular = (): unknown => {

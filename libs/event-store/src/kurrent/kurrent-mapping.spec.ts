@@ -8,7 +8,7 @@ import {
   WrongExpectedVersionError,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@kurrent/kurrentdb-client';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { EventTooLarge, StreamDeleted, StreamNotFound, WrongExpectedVersion } from '../errors';
 import { comparePositions } from '../position';
 import { fromKurrentMetadata, toKurrentMetadata } from './kurrent-metadata';

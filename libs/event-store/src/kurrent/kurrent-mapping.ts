@@ -9,7 +9,7 @@ import {
   type Position,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@kurrent/kurrentdb-client';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { EventTooLarge, StreamDeleted, StreamNotFound, WrongExpectedVersion } from '../errors';
 import type { EventFilter, ExpectedState, RecordedEvent } from '../event-store.port';
 import { esdbPosition, parsePosition } from '../position';

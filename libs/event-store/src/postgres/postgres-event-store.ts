@@ -1,5 +1,5 @@
 import type { ClientBase, Pool } from 'pg';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { StreamDeleted, StreamNotFound } from '../errors';
 import type {
   AppendResult,

@@ -3,7 +3,7 @@ import { canonicalJson } from '../canonical-json';
 import { InvalidEvent, StreamDeleted, StreamNotFound } from '../errors';
 import type { StreamMetadata } from '../event-store.port';
 import { categoryOf } from '../prepare-events';
-import type { FieldProblem } from '@parley/platform';
+import type { FieldProblem } from '@parley/core';
 
 interface StreamRow {
   status: number;

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DomainError, NATS_LINK, PG_POOL, REDIS, type NatsLink, type Redis } from '@parley/platform';
+import { NATS_LINK, PG_POOL, REDIS, type NatsLink, type Redis } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
 
 export type CheckStatus = 'ok' | 'down' | 'disabled';

@@ -1,5 +1,5 @@
 import { runInNewContext } from 'node:vm';
-import { DomainError } from './domain-error';
+import { DomainError } from '@parley/core';
 import { raisedBy, unavailableError } from './unavailable';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });

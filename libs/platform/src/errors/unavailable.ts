@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { DomainError } from './domain-error';
+import { DomainError } from '@parley/core';
 
 // PostgreSQL's SQLSTATEs that mean "no usable connection": class 08 (connection exception),
 // the server shutting down or starting (57P01–57P03), and too many connections (53300).

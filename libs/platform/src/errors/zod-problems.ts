@@ -1,5 +1,5 @@
 import type { ZodError } from 'zod';
-import { DomainError, type FieldProblem } from './domain-error';
+import { DomainError, type FieldProblem } from '@parley/core';
 
 /** Turns a zod failure into field problems ("content: Too small: expected string to have >=1 characters"). */
 export function zodProblems(error: ZodError): FieldProblem[] {

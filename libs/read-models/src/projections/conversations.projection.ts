@@ -1,8 +1,7 @@
 import type { Status } from '@parley/conversation';
+import { roundCost } from '@parley/core';
 import { rowProjection } from './projection';
 import type { Row } from './row-table';
-
-const roundCost = (n: number) => Math.round(n * 1e9) / 1e9;
 
 /** Where ResumeConversation returns to, as the domain decides it. */
 const resumable = (status: unknown): Status =>

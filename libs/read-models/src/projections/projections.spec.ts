@@ -144,7 +144,7 @@ describe('read-model projections', () => {
         status: 'failed',
         approval: 'approved',
         result: null,
-        error_code: 'HTTP_500',
+        error_code: 'TOOL_ERROR',
         duration_ms: 40,
       },
     ]);

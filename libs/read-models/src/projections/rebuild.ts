@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import {
   comparePositions,
   lockCheckpoint,

@@ -1,7 +1,7 @@
 import { assertCanRead, requireRoles, type Principal } from '@parley/auth';
 import { fold, streamIdOf, type ConversationEnvelope } from '@parley/conversation';
 import type { EventStore, RecordedEvent } from '@parley/event-store';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { EventsQuery, FeedQuery, StateQuery } from './query-schemas';
 
 /** A stored event as auditors read it: JSON-safe, metadata and hash pair included. */

@@ -1,5 +1,5 @@
 import { assertCanRead, ownerFilter, type Principal } from '@parley/auth';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { ProjectionPositions } from './projection-positions';

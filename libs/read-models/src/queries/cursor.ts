@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 
 /** Where a page of conversations ended: the (created_at, id) of its last row, newest first. */
 export interface Cursor {

@@ -1,5 +1,5 @@
 import { comparePositions, readCheckpoint } from '@parley/event-store';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
 import { READ_MODELS_SUBSCRIPTION } from '../projections/projections';
 

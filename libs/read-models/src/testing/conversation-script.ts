@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ConversationEvent, ConversationSnapshot } from '@parley/conversation';
+import type { ConversationEvent } from '@parley/conversation';
+import type { ConversationSnapshot } from '@parley/core';
 import type { EventToAppend } from '@parley/event-store';
 
 export interface ScriptOptions {
@@ -152,7 +153,7 @@ export function conversationScript(conversationId: string, options: ScriptOption
         sequence: 10,
         toolCallId: 'call-2',
         name: 'cancel_order',
-        code: 'HTTP_500',
+        code: 'TOOL_ERROR',
         message: 'upstream down',
         durationMs: 40,
       },

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import type { KindExecutor, RawOutput } from '../kind-executor';
 import type { HttpToolConfig } from '../tool-config';
 import { TOOL_CONFIG_SOURCE, type ToolConfigSource } from '../tool-config.source';

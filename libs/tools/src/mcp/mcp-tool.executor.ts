@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import { McpClientError, McpPool } from '@parley/mcp';
 import type { KindExecutor, RawOutput } from '../kind-executor';
-import { ToolFailure, type ToolCallContext, type ToolErrorCode } from '../tool-outcome';
+import type { ToolErrorCode } from '@parley/core';
+import { ToolFailure, type ToolCallContext } from '../tool-outcome';
 
 const CODE_BY_KIND: Record<McpClientError['kind'], ToolErrorCode> = {
   connect: 'UNAVAILABLE',

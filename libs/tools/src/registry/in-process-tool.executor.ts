@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import { configOfKind } from '../config-of-kind';
 import type { KindExecutor, RawOutput } from '../kind-executor';
 import { TOOL_CONFIG_SOURCE, type ToolConfigSource } from '../tool-config.source';

@@ -1,7 +1,7 @@
 import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ConfigModule, loadConfig } from '@parley/config';
-import type { ToolDefinition } from '@parley/conversation';
+import type { ToolDefinition } from '@parley/core';
 import { MCP_CLIENT_CONFIG_SOURCE, type McpClientConfig } from '@parley/mcp';
 import { NatsModule } from '@parley/platform';
 import type { ToolConfig } from '../tool-config';

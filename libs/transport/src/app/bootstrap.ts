@@ -10,7 +10,8 @@ import {
   startTracing,
   type Logger,
 } from '@parley/observability';
-import { DomainError, ERROR_STATUS, errorBody, resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
+import { resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
+import { DomainError, ERROR_STATUS, errorBody } from '@parley/core';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createHttpApp } from './create-http-app';

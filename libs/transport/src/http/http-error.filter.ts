@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
-import { DomainError, ERROR_STATUS, errorBody, unavailableError, type ErrorBody } from '@parley/platform';
+import { unavailableError } from '@parley/platform';
+import { DomainError, ERROR_STATUS, errorBody, type ErrorBody } from '@parley/core';
 import type { FastifyReply } from 'fastify';
 
 /**

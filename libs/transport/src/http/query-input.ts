@@ -1,4 +1,5 @@
-import { DomainError, parseOrThrow } from '@parley/platform';
+import { parseOrThrow } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { z } from 'zod';
 
 /** Path parameters and query string, validated together by the query's schema (the same one NATS uses). */

@@ -1,6 +1,7 @@
 import { streamIdOf, type CommandContext, type ConversationCommands, type TurnReply } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { DomainError, PG_POOL } from '@parley/platform';
+import { PG_POOL } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';
 import { AckPolicy, connect, DeliverPolicy, headers, type NatsConnection } from 'nats';

@@ -1,6 +1,7 @@
 import { assertPayloadWithinLimit, requireRoles, type Authenticator, type SubjectRateLimiter } from '@parley/auth';
 import { observeNatsRequest, type MetricsService } from '@parley/observability';
-import { DomainError, errorBody, parseOrThrow, unavailableError } from '@parley/platform';
+import { parseOrThrow, unavailableError } from '@parley/platform';
+import { DomainError, errorBody } from '@parley/core';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { RpcMethods } from './rpc-method';
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Param, Res } from '@nestjs/common';
 import { Public } from '@parley/auth';
-import { DomainError } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { FastifyReply } from 'fastify';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

@@ -2,7 +2,8 @@ import { Controller, Get, Headers, Inject, Param, Query, Res, type BeforeApplica
 import { CurrentPrincipal, type Principal } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { DomainError, errorBody, parseOrThrow } from '@parley/platform';
+import { parseOrThrow } from '@parley/platform';
+import { DomainError, errorBody } from '@parley/core';
 import { AuditQueries, LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';

@@ -1,0 +1,12 @@
+/** How a model call finished: ST stop, LE length, CF content filter, TC tool calls, OT other. */
+export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
+
+/** Why a turn failed (ConversationFailed, and the `error` of a turn's reply). */
+export type TurnFailureCode = 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
+
+/**
+ * Why a tool call produced no result (ToolCallFailed); the model reads the message and may try
+ * again. INTERRUPTED: a call that may not run twice was cut short by a crash and not run again.
+ */
+export type ToolErrorCode =
+  'INVALID_ARGUMENTS' | 'NOT_ALLOWED' | 'TIMEOUT' | 'TOOL_ERROR' | 'UNAVAILABLE' | 'ABORTED' | 'INTERRUPTED';

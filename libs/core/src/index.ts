@@ -1,0 +1,16 @@
+/**
+ * Parley's shared vocabulary: the values every library speaks (snapshot and tool definitions,
+ * chat options, codes, domain errors). A leaf: it imports nothing, so the domain and the
+ * adapters can share it without loading each other or any infrastructure.
+ */
+export {
+  DomainError,
+  ERROR_STATUS,
+  errorBody,
+  type ErrorBody,
+  type ErrorCode,
+  type FieldProblem,
+} from './domain-error';
+export type * from './snapshot';
+export type * from './codes';
+export { assertNever, stripUndefined, roundCost } from './values';
