@@ -3,8 +3,10 @@ import type { LlmContentPart, LlmMessage } from '@parley/llm';
 
 /**
  * The messages a model call sends: the frozen system prompt, then the transcript as the
- * memory strategy keeps it. A window never splits an assistant's tool calls from their results,
- * and a tool call left without a result (an interrupted turn) gets one, as providers require.
+ * memory strategy keeps it (FULL: all of it; WINDOW: the last `windowSize` entries; NONE: the
+ * current turn). A window never splits an assistant's tool calls from their results, and a tool
+ * call an earlier turn left without a result gets one, as providers require. Questions (QU) are
+ * not sent: the answer is the AskUserQuestion call's result.
  */
 export function buildMessages(c: ExistingConversation): LlmMessage[] {
   const entries = remembered(c).filter((m) => m.role !== 'QU');
@@ -37,10 +39,14 @@ function remembered(c: ExistingConversation): TranscriptEntry[] {
   let start =
     kind === 'NONE' ? all.findIndex((m) => m.turnNo === currentTurn) : Math.max(0, all.length - (windowSize ?? 20));
   if (start < 0) start = all.length;
-  // Move back over tool results so the window starts at the assistant message that asked for them.
-  while (start > 0 && start < all.length && all[start].role === 'TO') start--;
+  // A window that begins among the results of an assistant's tool calls (its questions and their
+  // answers included) begins at that assistant message instead: a tool message without the call
+  // it answers is refused by providers.
+  while (start > 0 && start < all.length && belongsToACall(all[start])) start--;
   return all.slice(start);
 }
+
+const belongsToACall = (m: TranscriptEntry): boolean => m.role === 'TO' || m.role === 'QU';
 
 function pendingInThisTurn(c: ExistingConversation, callId: string): boolean {
   return c.turn?.toolCalls.some((t) => t.id === callId) ?? false;
