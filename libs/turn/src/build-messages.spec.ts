@@ -4,13 +4,11 @@ import {
   type Attachment,
   type ConversationCommand,
   type ConversationEvent,
-  type ConversationSnapshot,
   type ConversationState,
-  type ErrorCode,
   type ExistingConversation,
-  type MemoryStrategy,
   type ToolCallRef,
 } from '@parley/conversation';
+import { type ConversationSnapshot, type TurnFailureCode, type MemoryStrategy } from '@parley/core';
 import type { LlmMessage } from '@parley/llm';
 import { snapshotFixture } from '@parley/testing';
 import { buildMessages } from './build-messages';
@@ -110,7 +108,7 @@ class Story {
     return this.command({ type: 'RejectToolCall', data: { toolCallId: call.id, reason }, meta });
   }
 
-  fail(code: ErrorCode): this {
+  fail(code: TurnFailureCode): this {
     return this.record({ type: 'ConversationFailed', data: { turnNo: this.turnNo, code, message: code } });
   }
 
