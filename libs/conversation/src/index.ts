@@ -6,18 +6,27 @@ export {
   type ConversationState,
   type ConversationData,
   type ExistingConversation,
-  type Status,
   type TranscriptEntry,
   type TurnProgress,
   type TurnToolCall,
   type ToolCallStatus,
   type PendingQuestion,
-  TERMINAL,
   initialState,
   availableTools,
   pendingApprovals,
 } from './domain/conversation.state';
-export { decide, nextSequence } from './domain/conversation.decide';
+export {
+  type Status,
+  type ResumableStatus,
+  type Lifecycle,
+  statusAfter,
+  endsTurn,
+  TURN_ENDING_EVENTS,
+} from './domain/conversation.status';
+export { decide } from './domain/conversation.decide';
+export { nextSequence } from './domain/turn.rules';
+export type * from './domain/turn.commands';
+export { nextTurnStep, type TurnStep, type ModelCallPlan } from './domain/turn.step';
 export { evolve, fold } from './domain/conversation.evolve';
 export { conversationDecider } from './domain/conversation.decider';
 export { transcriptEntryOf } from './domain/transcript';

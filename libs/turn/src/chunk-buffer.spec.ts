@@ -9,6 +9,11 @@ const modelCallStarted: ConversationEvent = {
   data: { ...call, model: 'sim-chat', provider: 'SIM' },
 };
 
+const chunksOf = (batch: { text: string; reasoning: string; count: number }): ConversationEvent => ({
+  type: 'ChunksReceived',
+  data: { ...call, ...batch },
+});
+
 describe('ChunkBuffer', () => {
   const store = useTurnStore('chunk_buffer');
 
@@ -30,7 +35,7 @@ describe('ChunkBuffer', () => {
 
   it('cuts batches at 32 deltas and hands a fast stream to the outcome without an append of its own', async () => {
     const { ctx, appends, stored } = await runningTurn();
-    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted);
     for (let i = 0; i < 80; i++) buffer.add('text', `t${i} `);
 
     const events = buffer.drain();
@@ -54,7 +59,7 @@ describe('ChunkBuffer', () => {
 
   it('stores a closed batch within a few milliseconds, with the open one, in one append', async () => {
     const { ctx, appends, stored } = await runningTurn();
-    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted);
     for (let i = 0; i < 40; i++) buffer.add(i % 10 === 0 ? 'reasoning' : 'text', 'x');
 
     await sleep(40); // well under the 50 ms of an open batch, well over the closed one's 5 ms
@@ -68,7 +73,7 @@ describe('ChunkBuffer', () => {
 
   it('stores a slow stream ~50 ms after the first delta of each batch', async () => {
     const { ctx, appends, stored } = await runningTurn();
-    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted);
     buffer.add('text', 'Hel');
     buffer.add('text', 'lo');
     await sleep(15);
@@ -86,12 +91,16 @@ describe('ChunkBuffer', () => {
 
   it('keeps the start of a call that streamed nothing for its outcome, and drops an abandoned attempt', async () => {
     const { ctx, appends } = await runningTurn();
-    const buffer = new ChunkBuffer(ctx, call, modelCallStarted);
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted);
     await buffer.flush();
     expect(appends.count).toBe(0);
     expect(buffer.drain().map((e) => e.type)).toEqual(['ModelCallStarted']);
 
-    const retried = new ChunkBuffer(ctx, { ...call, attempt: 2 }, modelCallStarted);
+    const retried = new ChunkBuffer(
+      ctx,
+      (b) => ({ type: 'ChunksReceived', data: { ...call, attempt: 2, ...b } }),
+      modelCallStarted,
+    );
     retried.add('text', 'partial');
     retried.discard();
     await sleep(80);

@@ -1,6 +1,12 @@
 import type { ConversationEvent } from '@parley/conversation';
 import type { TurnContext } from './turn-context';
 
+export interface Batch {
+  text: string;
+  reasoning: string;
+  count: number;
+}
+
 /** A batch is stored at the latest this long after its first delta. */
 const FLUSH_MS = 50;
 /** A batch closes at this many deltas (one ChunksReceived event never holds more). */
@@ -28,9 +34,13 @@ export class ChunkBuffer {
   /** Events not stored yet: the ModelCallStarted and closed batches. */
   private pending: ConversationEvent[];
 
+  /**
+   * `batch` turns a closed batch into its ChunksReceived (the decider's RecordChunks); `started` is
+   * the attempt's ModelCallStarted.
+   */
   constructor(
     private readonly ctx: TurnContext,
-    private readonly call: { turnNo: number; callNo: number; attempt: number },
+    private readonly batch: (chunks: Batch) => ConversationEvent,
     started: ConversationEvent,
   ) {
     this.pending = [started];
@@ -87,10 +97,7 @@ export class ChunkBuffer {
   /** Turns the open batch into a ChunksReceived event waiting to be stored. */
   private close(): void {
     if (this.count === 0) return;
-    this.pending.push({
-      type: 'ChunksReceived',
-      data: { ...this.call, text: this.text, reasoning: this.reasoning, count: this.count },
-    });
+    this.pending.push(this.batch({ text: this.text, reasoning: this.reasoning, count: this.count }));
     this.text = '';
     this.reasoning = '';
     this.count = 0;

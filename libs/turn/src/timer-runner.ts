@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { ConversationRepository, type TimerJob, TurnScheduler } from '@parley/conversation';
+import { ConversationRepository, decide, type TimerJob, TurnScheduler } from '@parley/conversation';
 import { WrongExpectedVersion } from '@parley/event-store';
 
 /**
- * The delayed jobs of a conversation: a question left unanswered past its expiry fails the
- * turn (QUESTION_TIMEOUT); a running turn with no new event for STUCK_AFTER_MS is marked stuck.
+ * The delayed jobs of a conversation, each a question for the decider: a question left
+ * unanswered past its expiry fails the turn (ExpireQuestion); a running turn with no new event
+ * for STUCK_AFTER_MS is marked stuck (MarkStuck), and one that is still moving is looked at
+ * again later.
  */
 @Injectable()
 export class TimerRunner {
@@ -16,48 +18,25 @@ export class TimerRunner {
   ) {}
 
   async run(job: TimerJob): Promise<void> {
+    const loaded = await this.repository.load(job.conversationId);
+    const meta = { now: new Date().toISOString(), actor: job.kind === 'watchdog' ? 'watchdog' : 'timer' };
+    const events = decide(
+      job.kind === 'question-expiry'
+        ? { type: 'ExpireQuestion', data: { toolCallId: job.toolCallId }, meta }
+        : { type: 'MarkStuck', data: { turnNo: job.turnNo, stuckAfterMs: this.config.turn.stuckAfterMs }, meta },
+      loaded.state,
+    );
+    if (events.length === 0) {
+      const { state } = loaded;
+      if (job.kind === 'watchdog' && state.status === 'RU' && state.turn?.no === job.turnNo)
+        await this.scheduler.watchdog(job.conversationId, job.turnNo, String(loaded.revision));
+      return;
+    }
     try {
-      if (job.kind === 'question-expiry') await this.expireQuestion(job.conversationId, job.toolCallId);
-      else await this.watch(job.conversationId, job.turnNo);
+      await this.repository.append(job.conversationId, loaded, events, { actor: meta.actor });
     } catch (err) {
       // Someone else wrote first: the conversation moved on, which is what the timer checks for.
       if (!(err instanceof WrongExpectedVersion)) throw err;
     }
-  }
-
-  private async expireQuestion(conversationId: string, toolCallId: string): Promise<void> {
-    const loaded = await this.repository.load(conversationId);
-    const { state } = loaded;
-    if (state.status !== 'WA' || state.pendingQuestion?.toolCallId !== toolCallId) return;
-    if (Date.parse(state.pendingQuestion.expiresAt) > Date.now()) return;
-    await this.repository.append(
-      conversationId,
-      loaded,
-      [
-        {
-          type: 'ConversationFailed',
-          data: {
-            turnNo: state.turn?.no ?? 0,
-            code: 'QUESTION_TIMEOUT',
-            message: 'The question was not answered in time.',
-          },
-        },
-      ],
-      { actor: 'timer' },
-    );
-  }
-
-  private async watch(conversationId: string, turnNo: number): Promise<void> {
-    const loaded = await this.repository.load(conversationId);
-    const { state } = loaded;
-    if (state.status !== 'RU' || state.turn?.no !== turnNo) return;
-    const idleMs = Date.now() - Date.parse(state.updatedAt);
-    if (idleMs < this.config.turn.stuckAfterMs) {
-      await this.scheduler.watchdog(conversationId, turnNo, String(loaded.revision));
-      return;
-    }
-    await this.repository.append(conversationId, loaded, [{ type: 'ConversationStuck', data: { turnNo, idleMs } }], {
-      actor: 'watchdog',
-    });
   }
 }

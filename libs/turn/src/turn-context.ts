@@ -1,5 +1,8 @@
 import {
   type Appended,
+  decide,
+  type SystemCommand,
+  type Unstamped,
   type ConversationEnvelope,
   type ConversationEvent,
   type ConversationRepository,
@@ -46,6 +49,11 @@ export class TurnContext {
   /** The revision of the stored state (staged events are not in the stream yet). */
   get revision(): bigint | null {
     return this.loaded.revision;
+  }
+
+  /** The decider's events for what the turn just did, on the state as the turn sees it now. */
+  decide(command: Unstamped<SystemCommand>): ConversationEvent[] {
+    return decide({ ...command, meta: { now: new Date().toISOString(), actor: 'worker' } } as SystemCommand, this.view);
   }
 
   append(events: ConversationEvent[]): Promise<Appended> {

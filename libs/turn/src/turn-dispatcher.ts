@@ -11,6 +11,8 @@ import {
   CONVERSATION_CATEGORY,
   ConversationRepository,
   conversationIdOf,
+  endsTurn,
+  TURN_ENDING_EVENTS,
   TurnScheduler,
   type ConversationEvent,
 } from '@parley/conversation';
@@ -38,17 +40,6 @@ const LOSS_CHECK_MS = 5_000;
 
 /** Events that start a turn or ask a question: the ones whose job or timer may need storing again. */
 const STARTS = new Set(['TurnStarted', 'TurnResumed', 'QuestionAsked']);
-/** Events after which a turn started before them is no longer running. */
-const ENDS_TURN = new Set([
-  'ToolCallApprovalRequested',
-  'QuestionAsked',
-  'ConversationCompleted',
-  'ConversationFailed',
-  'ConversationStuck',
-  'ConversationTerminated',
-  'ConversationKilled',
-  'ConversationPaused',
-]);
 /** Events after which a question asked before them is no longer pending. */
 const ENDS_QUESTION = new Set([
   'AnswersSubmitted',
@@ -58,7 +49,7 @@ const ENDS_QUESTION = new Set([
   'ConversationKilled',
 ]);
 
-const WATCHED = [...new Set([...STARTS, ...ENDS_TURN, ...ENDS_QUESTION])];
+const WATCHED = [...new Set([...STARTS, ...TURN_ENDING_EVENTS, ...ENDS_QUESTION])];
 
 /**
  * The safety net of turn scheduling (the write path's dispatcher): a checkpointed subscription
@@ -182,7 +173,7 @@ export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]>
   for (const event of events) {
     const id = conversationIdOf(event.streamId);
     const o = open.get(id) ?? {};
-    if (ENDS_TURN.has(event.type)) o.turn = undefined;
+    if (endsTurn(event.type)) o.turn = undefined;
     if (ENDS_QUESTION.has(event.type)) o.question = undefined;
     if (event.type === 'QuestionAsked') o.question = event;
     else if (STARTS.has(event.type)) o.turn = event;

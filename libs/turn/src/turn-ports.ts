@@ -17,20 +17,3 @@ export interface TurnDeps {
   live?: LiveDeltas;
   metrics?: MetricsService;
 }
-
-/** How a turn ends (status change events the runner appends). */
-export type TurnEnd =
-  | { kind: 'completed' }
-  | { kind: 'waiting' }
-  | {
-      kind: 'failed';
-      code: 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
-      message: string;
-    };
-
-/** The end of a turn that ran past its time budget. */
-export const overTime = (turnTimeoutMs: number): TurnEnd => ({
-  kind: 'failed',
-  code: 'LLM_LIMIT_EXCEEDED',
-  message: `The turn ran past its time budget of ${turnTimeoutMs} ms.`,
-});

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
+import { assertNever } from '@parley/core';
 import {
   ConversationRepository,
   ConversationSignals,
+  nextTurnStep,
   type ConversationEvent,
   type TurnJob,
   TurnScheduler,
@@ -13,10 +15,10 @@ import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { ToolExecutor } from '@parley/tools';
 import { modelStep } from './model-step';
-import { toolStep, unresolvedCalls } from './tool-step';
 import { RunningTurnsWatch } from './running-turns-watch';
+import { runTool } from './tool-run';
 import { TurnContext, TurnPreempted } from './turn-context';
-import { overTime, type TurnDeps, type TurnEnd } from './turn-ports';
+import type { TurnDeps } from './turn-ports';
 
 /**
  * A run stores its turn's stuck watchdog once it has run this long, or at once when it fails and
@@ -90,8 +92,7 @@ export class TurnRunner {
         ));
     const watchdog = setTimeout(() => void armWatchdog(), WATCHDOG_AFTER_MS);
     try {
-      const end = await this.loop(ctx, abort.signal);
-      if (end) await this.finish(ctx, end);
+      await this.loop(ctx, abort.signal);
     } catch (err) {
       if (!(err instanceof TurnPreempted) && !abort.signal.aborted) {
         this.logger.error(
@@ -120,52 +121,39 @@ export class TurnRunner {
     return later.some((e) => e.type === 'TurnResumed' || e.type === 'TurnStarted');
   }
 
-  private async loop(ctx: TurnContext, signal: AbortSignal): Promise<TurnEnd | null> {
-    const deadline = Date.parse(ctx.state.turn!.startedAt) + ctx.state.snapshot.limits.turnTimeoutMs;
-    for (;;) {
-      const c = ctx.state;
-      if (c.status !== 'RU' || signal.aborted) return null;
-      const turn = c.turn!;
-      if (Date.now() > deadline) return overTime(c.snapshot.limits.turnTimeoutMs);
-      if (turn.consecutiveToolFailures >= 2) return failed('TOOL_ERRORS', 'Two tool calls in a row failed.');
-      if (unresolvedCalls(c).length > 0) {
-        if ((await toolStep(ctx, this.deps, signal)) === 'wait') return null;
-        continue;
+  /** Asks the decider for the turn's next step and performs it, until there is none. */
+  private async loop(ctx: TurnContext, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const step = nextTurnStep(ctx.state, Date.now());
+      switch (step.kind) {
+        case 'idle':
+          return;
+        case 'record':
+          await this.record(ctx, step.events);
+          break;
+        case 'run_tool':
+          await runTool(ctx, this.deps, step, signal);
+          break;
+        case 'call_model':
+          await modelStep(ctx, this.deps, step.plan, signal);
+          break;
+        default:
+          assertNever(step, 'turn step');
       }
-      if (turn.endedByTool) return { kind: 'completed' };
-      const last = c.transcript.at(-1);
-      if (last?.role === 'AS' && last.turnNo === turn.no && !last.toolCalls?.length) return { kind: 'completed' };
-      if (turn.modelCalls > c.snapshot.limits.maxToolRounds) {
-        return failed(
-          'LLM_LIMIT_EXCEEDED',
-          `The model asked for tools more than ${c.snapshot.limits.maxToolRounds} rounds in a row.`,
-        );
-      }
-      const end = await modelStep(ctx, this.deps, signal, deadline);
-      if (end) return end.kind === 'completed' ? null : end;
     }
   }
 
-  private async finish(ctx: TurnContext, end: TurnEnd): Promise<void> {
-    const c = ctx.state;
-    if (c.status !== 'RU') return;
-    const turn = c.turn!;
-    let event: ConversationEvent;
-    if (end.kind === 'failed') {
-      event = { type: 'ConversationFailed', data: { turnNo: turn.no, code: end.code, message: end.message } };
-    } else if (end.kind === 'completed') {
-      const reply = turn.endedByTool ? turn.endedByTool.reply : turn.lastReply;
-      event = {
-        type: 'ConversationCompleted',
-        data: {
-          turnNo: turn.no,
-          finishReason: turn.lastFinishReason ?? 'ST',
-          reply,
-          responseModel: turn.responseModel,
-        },
-      };
-    } else return;
-    await ctx.append([event]);
+  /** Appends what the decider decided; a question gets its expiry timer. */
+  private async record(ctx: TurnContext, events: ConversationEvent[]): Promise<void> {
+    const appended = await ctx.append(events);
+    // An expiry timer Redis did not take now is stored by the TurnDispatcher.
+    await this.deps.scheduler
+      .afterAppend(ctx.conversationId, events, appended.revision)
+      .catch((err: unknown) =>
+        this.logger.warn(
+          `timers of ${ctx.conversationId} not stored now (${(err as Error).message}); the turn dispatcher stores them`,
+        ),
+      );
   }
 
   /** Stops the turn within a second of a kill or pause: in-process signal, or a stream written by someone else. */
@@ -184,9 +172,3 @@ export class TurnRunner {
     };
   }
 }
-
-const failed = (code: Extract<TurnEnd, { kind: 'failed' }>['code'], message: string): TurnEnd => ({
-  kind: 'failed',
-  code,
-  message,
-});

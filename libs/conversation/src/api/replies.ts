@@ -1,5 +1,5 @@
 import type { Question } from '../domain/conversation.events';
-import type { Status } from '../domain/conversation.state';
+import type { Status } from '../domain/conversation.status';
 
 /** Who is calling: the authenticated subject and its roles (set by the transport's auth layer). */
 export interface Caller {

@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { unavailableError } from '@parley/platform';
 import { evolve } from '../domain/conversation.evolve';
 import type { ConversationState } from '../domain/conversation.state';
+import { endsTurn } from '../domain/conversation.status';
 import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
 import { type Appended, ConversationRepository, toEnvelope } from '../repository/conversation.repository';
 
@@ -24,18 +25,6 @@ export interface TurnWatch {
   until(from: WaitFrom, timeoutMs: number, readNow?: boolean): Promise<Waited>;
   close(): void;
 }
-
-/** Events after which a turn may have left RU: the only appends worth waking a waiter for. */
-const TURN_BOUNDARIES: ReadonlySet<string> = new Set([
-  'ConversationCompleted',
-  'ConversationFailed',
-  'QuestionAsked',
-  'ToolCallApprovalRequested',
-  'ConversationPaused',
-  'ConversationTerminated',
-  'ConversationKilled',
-  'ConversationStuck',
-]);
 
 /**
  * Waits until a turn ends or pauses (the conversation leaves RU). Wakes on this process's
@@ -61,7 +50,8 @@ export class TurnWaiter {
     let announced = false;
     let wake: () => void = () => undefined;
     const off = this.signals.onAppended(conversationId, (signal) => {
-      if (!signal.types.some((t) => TURN_BOUNDARIES.has(t))) return;
+      // Only an event that takes the conversation out of RU is worth waking a waiter for.
+      if (!signal.types.some(endsTurn)) return;
       if (!newest || signal.revision > newest.revision) newest = signal;
       wake();
     });

@@ -1,14 +1,19 @@
 import { assertNever, DomainError } from '@parley/core';
 import type { ConversationCommand, SendMessage, SubmitAnswers } from './conversation.commands';
 import type { ConversationEvent } from './conversation.events';
-import { type ConversationState, type ExistingConversation, pendingApprovals, type Status } from './conversation.state';
+import { type ConversationState, type ExistingConversation, pendingApprovals } from './conversation.state';
+import { STATUS_NAMES } from './conversation.status';
 import { decideToolRepository } from './tool-repositories';
+import type { SystemCommand } from './turn.commands';
+import { decideTurn } from './turn.decide';
+import { nextSequence } from './turn.rules';
 
 /**
  * The conversation decider: which events a command causes in a given state, or a refusal with
  * the stable code of API.md. Pure and synchronous.
  */
-export function decide(command: ConversationCommand, state: ConversationState): ConversationEvent[] {
+export function decide(command: ConversationCommand | SystemCommand, state: ConversationState): ConversationEvent[] {
+  if (isSystemCommand(command)) return decideTurn(command, state);
   if (command.type === 'StartConversation') {
     if (state.status !== 'none') {
       throw new DomainError('CONFLICT', `Conversation '${command.data.conversationId}' already exists.`, {
@@ -166,18 +171,6 @@ function notClosed(state: ExistingConversation): void {
   if (state.status === 'TE' || state.status === 'KI') throw refusal('CONVERSATION_CLOSED', state, 'is closed');
 }
 
-const STATUS_NAMES: Record<Status, string> = {
-  NS: 'not started',
-  RU: 'running',
-  CO: 'completed',
-  FA: 'failed',
-  WA: 'waiting',
-  PA: 'paused',
-  ST: 'stuck',
-  TE: 'terminated',
-  KI: 'killed',
-};
-
 function refusal(
   code: ConstructorParameters<typeof DomainError>[0],
   state: ExistingConversation,
@@ -193,4 +186,18 @@ function refusal(
   );
 }
 
-export const nextSequence = (state: ExistingConversation): number => (state.transcript.at(-1)?.sequence ?? 0) + 1;
+const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemCommand['type']>([
+  'StartModelAttempt',
+  'RecordChunks',
+  'RecordModelAttemptFailed',
+  'RecordModelReply',
+  'GiveUpModelCall',
+  'CheckPrompt',
+  'StartToolCall',
+  'RecordToolOutcome',
+  'ExpireQuestion',
+  'MarkStuck',
+]);
+
+const isSystemCommand = (command: ConversationCommand | SystemCommand): command is SystemCommand =>
+  SYSTEM_COMMANDS.has(command.type as SystemCommand['type']);

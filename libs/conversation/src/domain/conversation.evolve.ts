@@ -1,50 +1,76 @@
-import { assertNever, roundCost } from '@parley/core';
+import { roundCost } from '@parley/core';
 import type { ConversationEnvelope } from './event-envelope';
 import type {
   ConversationData,
   ConversationState,
   ExistingConversation,
-  Status,
   ToolCallStatus,
   TurnProgress,
 } from './conversation.state';
+import { type Lifecycle, statusAfter } from './conversation.status';
 import { transcriptEntryOf } from './transcript';
 
-/** Folds one event into the state. Pure; the only place statuses change. */
+/**
+ * Folds one event into the state. Pure. Statuses move by `statusAfter` alone; an event type
+ * this version does not know leaves the state as it is (a newer Parley wrote it).
+ */
 export function evolve(state: ConversationState, event: ConversationEnvelope): ConversationState {
-  if (event.type === 'ConversationStarted') {
-    const d = event.data;
-    return {
-      status: 'NS',
-      id: d.conversationId,
-      owner: d.owner,
-      agentCode: d.agentCode,
-      actionCode: d.actionCode,
-      snapshot: d.snapshot,
-      transcript: [],
-      disclosedTools: [],
-      toolRepositories: [],
-      turn: null,
-      pendingQuestion: null,
-      usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 },
-      finishReason: null,
-      responseModel: null,
-      error: null,
-      commands: remember({}, event),
-      createdAt: event.metadata.occurredAt,
-      updatedAt: event.metadata.occurredAt,
-    };
-  }
+  if (event.type === 'ConversationStarted') return started(event);
   if (state.status === 'none') return state;
-  const base: ExistingConversation = {
-    ...state,
+  const data = evolveData(state, event);
+  const lifecycle = statusAfter(lifecycleOf(state), event);
+  return lifecycle.status === 'PA'
+    ? { ...data, status: 'PA', pausedFrom: lifecycle.pausedFrom ?? 'NS' }
+    : ({ ...data, status: lifecycle.status } as ExistingConversation);
+}
+
+function started(event: Extract<ConversationEnvelope, { type: 'ConversationStarted' }>): ExistingConversation {
+  const d = event.data;
+  return {
+    status: 'NS',
+    id: d.conversationId,
+    owner: d.owner,
+    agentCode: d.agentCode,
+    actionCode: d.actionCode,
+    snapshot: d.snapshot,
+    transcript: [],
+    disclosedTools: [],
+    toolRepositories: [],
+    turn: null,
+    pendingQuestion: null,
+    usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 },
+    finishReason: null,
+    responseModel: null,
+    error: null,
+    commands: remember({}, event),
+    createdAt: event.metadata.occurredAt,
+    updatedAt: event.metadata.occurredAt,
+  };
+}
+
+const lifecycleOf = (state: ExistingConversation): Lifecycle => ({
+  status: state.status,
+  pausedFrom: state.status === 'PA' ? state.pausedFrom : null,
+});
+
+/** Everything an event changes but the status. */
+function evolveData(state: ExistingConversation, event: ConversationEnvelope): ConversationData {
+  const {
+    status: _status,
+    pausedFrom: _pausedFrom,
+    ...kept
+  } = state as ExistingConversation & { pausedFrom?: unknown };
+  const base: ConversationData = {
+    ...kept,
     commands: remember(state.commands, event),
     updatedAt: event.metadata.occurredAt,
   };
   const entry = transcriptEntryOf(event);
-  const c: ExistingConversation = entry ? { ...base, transcript: [...base.transcript, entry] } : base;
+  const c: ConversationData = entry ? { ...base, transcript: [...base.transcript, entry] } : base;
 
   switch (event.type) {
+    case 'ConversationStarted':
+      return c;
     case 'MessageRecorded':
       if (event.data.role === 'AS') {
         const calls = (event.data.toolCalls ?? []).map((t) => ({ ...t, status: 'requested' as const }));
@@ -59,9 +85,9 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
       return { ...c, transcript };
     }
     case 'TurnStarted':
-      return { ...c, status: 'RU', error: null, turn: newTurn(event.data.turnNo, event.metadata.occurredAt) };
+      return { ...c, error: null, turn: newTurn(event.data.turnNo, event.metadata.occurredAt) };
     case 'TurnResumed':
-      return onTurn({ ...c, status: 'RU', pendingQuestion: null }, (t) => ({ ...t, runs: t.runs + 1 }));
+      return onTurn({ ...c, pendingQuestion: null }, (t) => ({ ...t, runs: t.runs + 1 }));
     case 'ModelCallStarted':
       return onTurn(c, (t) => ({ ...t, openModelCall: { callNo: event.data.callNo, attempt: event.data.attempt } }));
     case 'ChunksReceived':
@@ -105,7 +131,7 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
         consecutiveToolFailures: t.consecutiveToolFailures + 1,
       }));
     case 'ToolCallApprovalRequested':
-      return { ...setToolStatus(c, event.data.toolCallId, 'awaiting_approval'), status: 'WA' };
+      return setToolStatus(c, event.data.toolCallId, 'awaiting_approval');
     case 'ToolCallApproved':
       return setToolStatus(c, event.data.toolCallId, 'approved');
     case 'ToolCallRejected':
@@ -114,7 +140,6 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
       const { toolCallId, sequence, questions, expiresAt } = event.data;
       return {
         ...setToolStatus(c, toolCallId, 'asked'),
-        status: 'WA',
         pendingQuestion: { toolCallId, sequence, questions, expiresAt },
       };
     }
@@ -123,22 +148,18 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
     case 'ConversationCompleted':
       return {
         ...c,
-        status: 'CO',
         finishReason: event.data.finishReason,
         responseModel: event.data.responseModel ?? c.responseModel,
       };
     case 'ConversationFailed':
-      return { ...c, status: 'FA', error: { code: event.data.code, message: event.data.message } };
-    case 'ConversationStuck':
-      return { ...c, status: 'ST' };
+      return { ...c, error: { code: event.data.code, message: event.data.message } };
     case 'ConversationTerminated':
-      return { ...c, status: 'TE', pendingQuestion: null };
     case 'ConversationKilled':
-      return { ...c, status: 'KI', pendingQuestion: null };
+      return { ...c, pendingQuestion: null };
+    case 'ConversationStuck':
     case 'ConversationPaused':
-      return { ...c, status: 'PA', pausedFrom: resumable(state.status) };
     case 'ConversationResumed':
-      return c.status === 'PA' ? withStatus(c, c.pausedFrom) : c;
+      return c;
     case 'SkillDisclosed':
       return { ...c, disclosedTools: [...c.disclosedTools, ...event.data.tools] };
     case 'ToolRepositoryAdded':
@@ -155,8 +176,11 @@ export function evolve(state: ConversationState, event: ConversationEnvelope): C
         ...c,
         toolRepositories: c.toolRepositories.filter((r) => r.repositoryId !== event.data.repositoryId),
       };
-    default:
-      return assertNever(event, 'conversation event');
+    default: {
+      // Compile time: every known type is handled. Run time: a newer type is left alone.
+      void (event satisfies never);
+      return c;
+    }
   }
 }
 
@@ -187,20 +211,12 @@ function newTurn(no: number, at: string): TurnProgress {
   };
 }
 
-function onTurn<C extends ExistingConversation>(c: C, f: (t: TurnProgress) => TurnProgress): C {
+function onTurn<C extends ConversationData>(c: C, f: (t: TurnProgress) => TurnProgress): C {
   return c.turn ? { ...c, turn: f(c.turn) } : c;
 }
 
-function setToolStatus<C extends ExistingConversation>(c: C, id: string, status: ToolCallStatus): C {
+function setToolStatus<C extends ConversationData>(c: C, id: string, status: ToolCallStatus): C {
   return onTurn(c, (t) => ({ ...t, toolCalls: t.toolCalls.map((tc) => (tc.id === id ? { ...tc, status } : tc)) }));
-}
-
-function withStatus(c: ConversationData, status: Status): ExistingConversation {
-  return status === 'PA' ? { ...c, status, pausedFrom: 'NS' } : ({ ...c, status } as ExistingConversation);
-}
-
-function resumable(status: ConversationState['status']): Exclude<Status, 'PA' | 'TE' | 'KI'> {
-  return status === 'none' || status === 'PA' || status === 'TE' || status === 'KI' ? 'NS' : status;
 }
 
 function remember(commands: Record<string, string>, event: ConversationEnvelope): Record<string, string> {

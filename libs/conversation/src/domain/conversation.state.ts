@@ -1,10 +1,7 @@
 import type { ConversationSnapshot, FinishReason, ToolDefinition, TurnFailureCode } from '@parley/core';
 import type { Attachment, MessageRole, Question, ToolCallRef, Usage } from './conversation.events';
+import type { ResumableStatus, Status } from './conversation.status';
 import type { ToolRepository } from './tool-repositories';
-
-/** Seed 000 process statuses. */
-export type Status = 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
-export const TERMINAL: ReadonlySet<Status> = new Set(['TE', 'KI']);
 
 /** One entry of the transcript the model sees (and the messages read model shows). */
 export interface TranscriptEntry {
@@ -97,7 +94,7 @@ export type ConversationState =
   | With<'CO'>
   | With<'FA'>
   | With<'WA'>
-  | With<'PA', { pausedFrom: Exclude<Status, 'PA' | 'TE' | 'KI'> }>
+  | With<'PA', { pausedFrom: ResumableStatus }>
   | With<'ST'>
   | With<'TE'>
   | With<'KI'>;

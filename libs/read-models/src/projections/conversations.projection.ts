@@ -1,11 +1,7 @@
-import type { Status } from '@parley/conversation';
+import { type ResumableStatus, type Status, statusAfter } from '@parley/conversation';
 import { roundCost } from '@parley/core';
 import { rowProjection } from './projection';
 import type { Row } from './row-table';
-
-/** Where ResumeConversation returns to, as the domain decides it. */
-const resumable = (status: unknown): Status =>
-  status === 'PA' || status === 'TE' || status === 'KI' ? 'NS' : (status as Status);
 
 /** rm_conversations: one row per conversation with the seed's LlmConversation fields. */
 export const conversationsProjection = rowProjection({
@@ -66,12 +62,14 @@ export const conversationsProjection = rowProjection({
       };
     }
     if (!row) return null;
-    const r: Row = { ...row, updated_at: at, last_position: position };
+    const { status, pausedFrom } = statusAfter(
+      { status: row.status as Status, pausedFrom: row.paused_from as ResumableStatus | null },
+      event,
+    );
+    const r: Row = { ...row, status, paused_from: pausedFrom, updated_at: at, last_position: position };
     switch (event.type) {
       case 'TurnStarted':
-        return { ...r, status: 'RU', error_code: null, error_detail: null, turn_no: event.data.turnNo };
-      case 'TurnResumed':
-        return { ...r, status: 'RU' };
+        return { ...r, error_code: null, error_detail: null, turn_no: event.data.turnNo };
       case 'ModelCallCompleted': {
         const d = event.data;
         return {
@@ -82,28 +80,14 @@ export const conversationsProjection = rowProjection({
           response_model: d.responseModel ?? row.response_model,
         };
       }
-      case 'ToolCallApprovalRequested':
-      case 'QuestionAsked':
-        return { ...r, status: 'WA' };
       case 'ConversationCompleted':
         return {
           ...r,
-          status: 'CO',
           finish_reason: event.data.finishReason,
           response_model: event.data.responseModel ?? row.response_model,
         };
       case 'ConversationFailed':
-        return { ...r, status: 'FA', error_code: event.data.code, error_detail: event.data.message };
-      case 'ConversationStuck':
-        return { ...r, status: 'ST' };
-      case 'ConversationTerminated':
-        return { ...r, status: 'TE' };
-      case 'ConversationKilled':
-        return { ...r, status: 'KI' };
-      case 'ConversationPaused':
-        return { ...r, status: 'PA', paused_from: resumable(row.status) };
-      case 'ConversationResumed':
-        return row.status === 'PA' ? { ...r, status: row.paused_from ?? 'NS', paused_from: null } : r;
+        return { ...r, error_code: event.data.code, error_detail: event.data.message };
       default:
         return r;
     }

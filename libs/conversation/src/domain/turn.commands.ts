@@ -1,0 +1,89 @@
+import type { FinishReason, ToolErrorCode } from '@parley/core';
+import type { CommandMeta } from './conversation.commands';
+import type { ToolCallRef } from './conversation.events';
+
+/**
+ * The system commands: what the turn worker and the timers tell the decider after the I/O it
+ * asked for (a model call, a tool run, a timer firing). The decider turns each into events, so
+ * the turn's rules (limits, the two-failures rule, completion, expiry, stuck) live in one place
+ * and the worker only performs I/O.
+ */
+type System<T extends string, D> = { readonly type: T; readonly data: Readonly<D>; readonly meta: CommandMeta };
+
+/** An attempt of a model call begins. */
+export type StartModelAttempt = System<'StartModelAttempt', { callNo: number; attempt: number }>;
+
+/** A batch of streamed deltas of an attempt. */
+export type RecordChunks = System<
+  'RecordChunks',
+  { callNo: number; attempt: number; text: string; reasoning: string; count: number }
+>;
+
+export interface ModelAttemptError {
+  kind: string;
+  message: string;
+  status?: number;
+  retryable: boolean;
+}
+
+/** An attempt failed; `retryInMs` is set when another attempt follows after that wait. */
+export type RecordModelAttemptFailed = System<
+  'RecordModelAttemptFailed',
+  { callNo: number; attempt: number; error: ModelAttemptError; retryInMs: number | null }
+>;
+
+/** What the model answered, as the LLM adapter assembled it from the stream. */
+export interface ModelReply {
+  text: string;
+  reasoning: string;
+  toolCalls: ToolCallRef[];
+  finishReason: FinishReason;
+  responseModel: string | null;
+  usage: { inputTokens: number; outputTokens: number; estimated: boolean };
+  latencyMs: number;
+}
+
+export type RecordModelReply = System<'RecordModelReply', { callNo: number; attempt: number; reply: ModelReply }>;
+
+/** Every attempt of the model call failed (or its time ran out). */
+export type GiveUpModelCall = System<'GiveUpModelCall', { message: string }>;
+
+/** The request of the next model call is built: its prompt must fit the turn's prompt budget. */
+export type CheckPrompt = System<'CheckPrompt', { promptTokens: number }>;
+
+/** A tool call that may not run twice goes on record before it runs. */
+export type StartToolCall = System<'StartToolCall', { toolCallId: string }>;
+
+export type ToolRunOutcome =
+  | {
+      ok: true;
+      output: string;
+      truncated: boolean;
+      durationMs: number;
+      returnDirect: boolean;
+      skipResponse: boolean;
+    }
+  | { ok: false; error: { code: ToolErrorCode; message: string }; durationMs: number };
+
+export type RecordToolOutcome = System<'RecordToolOutcome', { toolCallId: string; outcome: ToolRunOutcome }>;
+
+/** The question's expiry timer fired. */
+export type ExpireQuestion = System<'ExpireQuestion', { toolCallId: string }>;
+
+/** The stuck watchdog looks at a running turn. */
+export type MarkStuck = System<'MarkStuck', { turnNo: number; stuckAfterMs: number }>;
+
+export type SystemCommand =
+  | StartModelAttempt
+  | RecordChunks
+  | RecordModelAttemptFailed
+  | RecordModelReply
+  | GiveUpModelCall
+  | CheckPrompt
+  | StartToolCall
+  | RecordToolOutcome
+  | ExpireQuestion
+  | MarkStuck;
+
+/** A system command as its sender writes it: the meta (time, actor) is stamped when it is decided. */
+export type Unstamped<C> = C extends unknown ? Omit<C, 'meta'> : never;

@@ -1,0 +1,167 @@
+import { assertNever, DomainError } from '@parley/core';
+import type { ConversationEvent } from './conversation.events';
+import { fold } from './conversation.evolve';
+import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
+import {
+  completion,
+  nextSequence,
+  overTime,
+  promptBreach,
+  turnDeadline,
+  turnFailed,
+  type RunningTurn,
+} from './turn.rules';
+import { isRunningTurn } from './turn.step';
+import { toolOutcome, toolStarted } from './turn.tools';
+
+/**
+ * The decider's half for the system commands: the events that record the outcome of the turn's
+ * I/O, and the timers' verdicts. The timers' commands decide nothing (no events) when the
+ * conversation has moved on; the worker's are refused outside the running turn they belong to.
+ */
+export function decideTurn(command: SystemCommand, state: ConversationState): ConversationEvent[] {
+  const now = Date.parse(command.meta.now);
+  switch (command.type) {
+    case 'ExpireQuestion': {
+      const pending = state.status === 'WA' ? state.pendingQuestion : null;
+      if (pending?.toolCallId !== command.data.toolCallId || Date.parse(pending.expiresAt) > now) return [];
+      const turnNo = state.status === 'WA' ? (state.turn?.no ?? 0) : 0;
+      return [
+        {
+          type: 'ConversationFailed',
+          data: { turnNo, code: 'QUESTION_TIMEOUT', message: 'The question was not answered in time.' },
+        },
+      ];
+    }
+    case 'MarkStuck': {
+      if (!isRunningTurn(state) || state.turn.no !== command.data.turnNo) return [];
+      const idleMs = now - Date.parse(state.updatedAt);
+      if (idleMs < command.data.stuckAfterMs) return [];
+      return [{ type: 'ConversationStuck', data: { turnNo: state.turn.no, idleMs } }];
+    }
+    default:
+      return decideWorker(command, running(state, command.type));
+  }
+}
+
+function decideWorker(
+  command: Exclude<SystemCommand, { type: 'ExpireQuestion' | 'MarkStuck' }>,
+  c: RunningTurn,
+): ConversationEvent[] {
+  const turnNo = c.turn.no;
+  switch (command.type) {
+    case 'StartModelAttempt': {
+      const { model } = c.snapshot;
+      const { callNo, attempt } = command.data;
+      return [
+        {
+          type: 'ModelCallStarted',
+          data: { turnNo, callNo, attempt, model: model.name, provider: model.providerCode },
+        },
+      ];
+    }
+    case 'RecordChunks':
+      return [{ type: 'ChunksReceived', data: { turnNo, ...command.data } }];
+    case 'RecordModelAttemptFailed':
+      return attemptFailed(command, turnNo);
+    case 'RecordModelReply':
+      return modelReply(command, c);
+    case 'GiveUpModelCall':
+      if (Date.parse(command.meta.now) >= turnDeadline(c)) return [overTime(c)];
+      return [turnFailed(c, 'LLM_RUNTIME_ERROR', `The model call failed: ${command.data.message}`)];
+    case 'CheckPrompt': {
+      const breach = promptBreach(c, command.data.promptTokens);
+      return breach ? [breach] : [];
+    }
+    case 'StartToolCall': {
+      const call = turnCall(c, command.data.toolCallId);
+      const tool = availableTools(c).find((t) => t.name === call.name);
+      if (!tool)
+        throw new DomainError('CONFLICT', `Tool '${call.name}' is not available to this action.`, {
+          toolCallId: call.id,
+        });
+      return [toolStarted(c, call, tool)];
+    }
+    case 'RecordToolOutcome':
+      return toolOutcome(c, turnCall(c, command.data.toolCallId), command.data.outcome);
+    default:
+      return assertNever(command, 'system command');
+  }
+}
+
+function attemptFailed(command: RecordModelAttemptFailed, turnNo: number): ConversationEvent[] {
+  const { callNo, attempt, error, retryInMs } = command.data;
+  const failed: ConversationEvent = {
+    type: 'ModelCallFailed',
+    data: {
+      turnNo,
+      callNo,
+      attempt,
+      kind: error.kind,
+      message: error.message,
+      ...(error.status === undefined ? {} : { status: error.status }),
+      retryable: error.retryable,
+    },
+  };
+  if (retryInMs === null) return [failed];
+  return [
+    failed,
+    { type: 'ModelCallRetryScheduled', data: { turnNo, callNo, attempt: attempt + 1, delayMs: retryInMs } },
+  ];
+}
+
+/** The reply with its usage and cost, as the next assistant message; the turn's end with it when the reply ends the turn. */
+function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEvent[] {
+  const { callNo, attempt, reply } = command.data;
+  const { model } = c.snapshot;
+  const { inputTokens, outputTokens, estimated } = reply.usage;
+  const recorded: ConversationEvent[] = [
+    {
+      type: 'ModelCallCompleted',
+      data: {
+        turnNo: c.turn.no,
+        callNo,
+        attempt,
+        finishReason: reply.finishReason,
+        responseModel: reply.responseModel,
+        inputTokens,
+        outputTokens,
+        usageEstimated: estimated,
+        cost: inputTokens * model.inputTokenPrice + outputTokens * model.outputTokenPrice,
+        latencyMs: reply.latencyMs,
+      },
+    },
+    {
+      type: 'MessageRecorded',
+      data: {
+        sequence: nextSequence(c),
+        role: 'AS',
+        content: reply.text || (reply.toolCalls.length ? null : ''),
+        turnNo: c.turn.no,
+        tokenCount: outputTokens,
+        ...(reply.toolCalls.length ? { toolCalls: reply.toolCalls } : {}),
+        ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+      },
+    },
+  ];
+  const after = fold(
+    recorded.map((e) => ({ ...e, metadata: { occurredAt: command.meta.now } })),
+    c,
+  );
+  const ended = isRunningTurn(after) ? completion(after) : null;
+  return ended ? [...recorded, ended] : recorded;
+}
+
+function running(state: ConversationState, what: string): RunningTurn {
+  if (isRunningTurn(state)) return state;
+  throw new DomainError('CONFLICT', `${what} belongs to a running turn; the conversation is not running one.`, {
+    status: state.status,
+  });
+}
+
+function turnCall(c: RunningTurn, toolCallId: string): TurnToolCall {
+  const call = c.turn.toolCalls.find((t) => t.id === toolCallId);
+  if (!call) throw new DomainError('NOT_FOUND', `Tool call '${toolCallId}' is not one of this turn's.`, { toolCallId });
+  return call;
+}

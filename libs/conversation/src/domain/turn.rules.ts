@@ -1,0 +1,94 @@
+import type { TurnFailureCode } from '@parley/core';
+import type { ConversationCompleted, ConversationFailed } from './conversation.events';
+import type { ExistingConversation, TurnProgress } from './conversation.state';
+
+/** A conversation in the middle of a turn: the state every turn rule reads. */
+export type RunningTurn = ExistingConversation & { turn: TurnProgress };
+
+/** After this many tool calls failed in a row, the turn fails (TOOL_ERRORS). */
+export const MAX_CONSECUTIVE_TOOL_FAILURES = 2;
+
+/** When the turn's time budget runs out, in epoch milliseconds. */
+export const turnDeadline = (c: RunningTurn): number => Date.parse(c.turn.startedAt) + c.snapshot.limits.turnTimeoutMs;
+
+export const turnFailed = (c: RunningTurn, code: TurnFailureCode, message: string): ConversationFailed => ({
+  type: 'ConversationFailed',
+  data: { turnNo: c.turn.no, code, message },
+});
+
+export const overTime = (c: RunningTurn): ConversationFailed =>
+  turnFailed(c, 'LLM_LIMIT_EXCEEDED', `The turn ran past its time budget of ${c.snapshot.limits.turnTimeoutMs} ms.`);
+
+/** The limits every step of a turn answers to: its time budget and the two-failures rule. */
+export function stepBreach(c: RunningTurn, now: number): ConversationFailed | null {
+  if (now > turnDeadline(c)) return overTime(c);
+  if (c.turn.consecutiveToolFailures >= MAX_CONSECUTIVE_TOOL_FAILURES)
+    return turnFailed(c, 'TOOL_ERRORS', 'Two tool calls in a row failed.');
+  return null;
+}
+
+/** The limits a model call answers to before it is made: tool rounds and the token budgets. */
+export function modelCallBreach(c: RunningTurn): ConversationFailed | null {
+  const { limits } = c.snapshot;
+  const used = c.turn.usage;
+  if (c.turn.modelCalls > limits.maxToolRounds)
+    return turnFailed(
+      c,
+      'LLM_LIMIT_EXCEEDED',
+      `The model asked for tools more than ${limits.maxToolRounds} rounds in a row.`,
+    );
+  if (limits.maxCompletionTokens !== null && used.outputTokens >= limits.maxCompletionTokens)
+    return turnFailed(
+      c,
+      'LLM_LIMIT_EXCEEDED',
+      `The turn used its completion token budget (${used.outputTokens} of ${limits.maxCompletionTokens}).`,
+    );
+  const total = used.inputTokens + used.outputTokens;
+  if (limits.maxTotalTokens !== null && total >= limits.maxTotalTokens)
+    return turnFailed(
+      c,
+      'LLM_LIMIT_EXCEEDED',
+      `The turn used its total token budget (${total} of ${limits.maxTotalTokens}).`,
+    );
+  return null;
+}
+
+/** The prompt of the next model call against the turn's prompt budget. */
+export function promptBreach(c: RunningTurn, promptTokens: number): ConversationFailed | null {
+  const budget = c.snapshot.limits.maxPromptTokens;
+  if (budget === null || promptTokens <= budget) return null;
+  return turnFailed(c, 'LLM_LIMIT_EXCEEDED', `The prompt has ${promptTokens} tokens, over the budget of ${budget}.`);
+}
+
+/** The completion cap of the next model call: the configured max tokens, within what the turn's completion budget has left. */
+export function completionCap(c: RunningTurn): number | undefined {
+  const { maxTokens } = c.snapshot.options;
+  const budget = c.snapshot.limits.maxCompletionTokens;
+  if (budget === null) return maxTokens;
+  const left = Math.max(1, budget - c.turn.usage.outputTokens);
+  return maxTokens === undefined ? left : Math.min(maxTokens, left);
+}
+
+/**
+ * The turn is over when a tool that returns directly (or skips the response) ended its round,
+ * or when the model's last reply of this turn asked for no tool: the ConversationCompleted
+ * that says so, or null while the turn goes on.
+ */
+export function completion(c: RunningTurn): ConversationCompleted | null {
+  const { turn } = c;
+  const last = c.transcript.at(-1);
+  const answered = last?.role === 'AS' && last.turnNo === turn.no && !last.toolCalls?.length;
+  if (!turn.endedByTool && !answered) return null;
+  return {
+    type: 'ConversationCompleted',
+    data: {
+      turnNo: turn.no,
+      finishReason: turn.lastFinishReason ?? 'ST',
+      reply: turn.endedByTool ? turn.endedByTool.reply : turn.lastReply,
+      responseModel: turn.responseModel,
+    },
+  };
+}
+
+/** Where each message of the transcript goes: one more than the last. */
+export const nextSequence = (c: ExistingConversation): number => (c.transcript.at(-1)?.sequence ?? 0) + 1;

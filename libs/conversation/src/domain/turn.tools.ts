@@ -1,0 +1,133 @@
+import type { ToolDefinition, ToolErrorCode } from '@parley/core';
+import type { ConversationEvent, Question, ToolCallFailed } from './conversation.events';
+import { availableTools, type TurnToolCall } from './conversation.state';
+import type { ToolRunOutcome } from './turn.commands';
+import { nextSequence, type RunningTurn } from './turn.rules';
+import { repositoryOf } from './tool-repositories';
+
+/** The events of the tool calls of a turn: what a call's outcome, refusal, question or disclosure records. */
+
+export const toolFailed = (
+  c: RunningTurn,
+  call: TurnToolCall,
+  code: ToolErrorCode,
+  message: string,
+  durationMs = 0,
+): ToolCallFailed => ({
+  type: 'ToolCallFailed',
+  data: {
+    turnNo: c.turn.no,
+    sequence: nextSequence(c),
+    toolCallId: call.id,
+    name: call.name,
+    code,
+    message,
+    durationMs,
+  },
+});
+
+type Completed = Extract<ToolRunOutcome, { ok: true }>;
+
+function toolCompleted(c: RunningTurn, call: TurnToolCall, result: Completed): ConversationEvent {
+  return {
+    type: 'ToolCallCompleted',
+    data: {
+      turnNo: c.turn.no,
+      sequence: nextSequence(c),
+      toolCallId: call.id,
+      name: call.name,
+      output: result.output,
+      truncated: result.truncated,
+      durationMs: result.durationMs,
+      ...(result.returnDirect ? { returnDirect: true } : {}),
+      ...(result.skipResponse ? { skipResponse: true } : {}),
+    },
+  };
+}
+
+/** A call's outcome; a completed call of a triggerOnce repository's tool removes that repository with it. */
+export function toolOutcome(c: RunningTurn, call: TurnToolCall, outcome: ToolRunOutcome): ConversationEvent[] {
+  if (!outcome.ok) return [toolFailed(c, call, outcome.error.code, outcome.error.message, outcome.durationMs)];
+  const triggered = repositoryOf(c, call.name);
+  return [
+    toolCompleted(c, call, outcome),
+    ...(triggered?.options.triggerOnce
+      ? [
+          {
+            type: 'ToolRepositoryRemoved' as const,
+            data: { repositoryId: triggered.repositoryId, reason: 'triggered' as const, triggeredBy: call.id },
+          },
+        ]
+      : []),
+  ];
+}
+
+/** AskUserQuestion: the model's structured questions become a QU message and the conversation waits. */
+export function askQuestion(c: RunningTurn, call: TurnToolCall, now: number): ConversationEvent {
+  const questions = parseQuestions(call.arguments);
+  if (typeof questions === 'string') return toolFailed(c, call, 'INVALID_ARGUMENTS', questions);
+  const expiresAt = new Date(now + c.snapshot.limits.questionTimeoutMs).toISOString();
+  return {
+    type: 'QuestionAsked',
+    data: { turnNo: c.turn.no, sequence: nextSequence(c), toolCallId: call.id, questions, expiresAt },
+  };
+}
+
+function parseQuestions(raw: string): Question[] | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw || '{}');
+  } catch {
+    return 'The arguments are not valid JSON; send {"questions":[{"key":"...","question":"...","options":["..."]}]}.';
+  }
+  const list = (parsed as { questions?: unknown })?.questions;
+  if (!Array.isArray(list) || list.length === 0)
+    return 'questions: expected a non-empty array of {key, question, options?}.';
+  const problems: string[] = [];
+  const questions = list.map((q: Record<string, unknown>, i) => {
+    if (typeof q?.key !== 'string' || !q.key) problems.push(`questions[${i}].key: expected a non-empty string`);
+    if (typeof q?.question !== 'string' || !q.question)
+      problems.push(`questions[${i}].question: expected a non-empty string`);
+    return {
+      key: String(q?.key ?? ''),
+      question: String(q?.question ?? ''),
+      ...(Array.isArray(q?.options) ? { options: q.options.map(String) } : {}),
+      ...(q?.required === false ? { required: false } : {}),
+    };
+  });
+  return problems.length ? problems.join('; ') : questions;
+}
+
+/** Progressive disclosure: the skill's tools join the conversation for the following calls. */
+export function discloseSkill(c: RunningTurn, call: TurnToolCall, tool: ToolDefinition): ConversationEvent[] {
+  const skill = c.snapshot.disclosableSkills.find((s) => s.code === tool.ref);
+  if (!skill) return [toolFailed(c, call, 'NOT_ALLOWED', `Skill '${tool.ref}' cannot be disclosed.`)];
+  const already = new Set(availableTools(c).map((t) => t.name));
+  const tools = skill.tools.filter((t) => !already.has(t.name));
+  const names = skill.tools.map((t) => t.name).join(', ') || 'none';
+  const output = [`Skill ${skill.code} is now enabled. Its tools are available: ${names}.`, skill.prompt ?? '']
+    .filter(Boolean)
+    .join('\n');
+  return [
+    { type: 'SkillDisclosed', data: { turnNo: c.turn.no, skillCode: skill.code, tools } },
+    toolCompleted(c, call, {
+      ok: true,
+      output,
+      truncated: false,
+      durationMs: 0,
+      returnDirect: false,
+      skipResponse: false,
+    }),
+  ];
+}
+
+export const approvalsRequested = (c: RunningTurn, calls: TurnToolCall[]): ConversationEvent[] =>
+  calls.map((call) => ({
+    type: 'ToolCallApprovalRequested' as const,
+    data: { turnNo: c.turn.no, toolCallId: call.id, name: call.name, arguments: call.arguments },
+  }));
+
+export const toolStarted = (c: RunningTurn, call: TurnToolCall, tool: ToolDefinition): ConversationEvent => ({
+  type: 'ToolCallStarted',
+  data: { turnNo: c.turn.no, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: tool.kind },
+});
