@@ -1,4 +1,5 @@
 import type { ConversationCommand } from './conversation.commands';
+import type { SystemCommand } from './turn.commands';
 import { decide } from './conversation.decide';
 import type { ConversationEvent } from './conversation.events';
 import { evolve } from './conversation.evolve';
@@ -10,7 +11,8 @@ import type { ConversationEnvelope } from './event-envelope';
  * given without metadata are stamped with a fixed time.
  */
 export const conversationDecider = {
-  decide: (command: ConversationCommand, state: ConversationState): ConversationEvent[] => decide(command, state),
+  decide: (command: ConversationCommand | SystemCommand, state: ConversationState): ConversationEvent[] =>
+    decide(command, state),
   evolve: (state: ConversationState, event: ConversationEvent | ConversationEnvelope): ConversationState =>
     evolve(state, 'metadata' in event ? event : { ...event, metadata: { occurredAt: '2026-01-01T00:00:00.000Z' } }),
   initialState,

@@ -1,0 +1,402 @@
+import { DomainError } from '@parley/core';
+import { deciderSpec, toolFixture } from '@parley/testing';
+import { conversationDecider } from './conversation.decider';
+import type { ConversationEvent } from './conversation.events';
+import type { ModelReply } from './turn.commands';
+import { at, call, replied, started } from './turn.fixtures';
+
+const spec = deciderSpec(conversationDecider);
+
+const reply = (overrides: Partial<ModelReply> = {}): ModelReply => ({
+  text: 'Your order ships today.',
+  reasoning: '',
+  toolCalls: [],
+  finishReason: 'ST',
+  responseModel: 'sim-chat-1',
+  usage: { inputTokens: 1_000, outputTokens: 500, estimated: false },
+  latencyMs: 42,
+  ...overrides,
+});
+
+const askCall = call('q', 'AskUserQuestion', { questions: [{ key: 'k', question: 'Q?' }] });
+const waiting: ConversationEvent[] = [
+  ...started(),
+  ...replied(2, [askCall]),
+  {
+    type: 'QuestionAsked',
+    data: {
+      turnNo: 1,
+      sequence: 3,
+      toolCallId: 'q',
+      questions: [{ key: 'k', question: 'Q?' }],
+      expiresAt: '2026-01-01T00:05:00.000Z',
+    },
+  },
+];
+
+describe('the decider on the turn worker’s commands', () => {
+  describe('RecordModelReply', () => {
+    it('records the reply with its usage and cost, and ends the turn when it asks for no tool', () => {
+      spec
+        .given(started())
+        .when({ type: 'RecordModelReply', data: { callNo: 1, attempt: 2, reply: reply() }, meta: at(100) })
+        .then([
+          {
+            type: 'ModelCallCompleted',
+            data: {
+              turnNo: 1,
+              callNo: 1,
+              attempt: 2,
+              finishReason: 'ST',
+              responseModel: 'sim-chat-1',
+              inputTokens: 1_000,
+              outputTokens: 500,
+              usageEstimated: false,
+              cost: 1_000 * 0.000001 + 500 * 0.000002,
+              latencyMs: 42,
+            },
+          },
+          {
+            type: 'MessageRecorded',
+            data: { sequence: 2, role: 'AS', content: 'Your order ships today.', turnNo: 1, tokenCount: 500 },
+          },
+          {
+            type: 'ConversationCompleted',
+            data: { turnNo: 1, finishReason: 'ST', reply: 'Your order ships today.', responseModel: 'sim-chat-1' },
+          },
+        ]);
+    });
+
+    it('leaves the turn running when the reply asks for tools, keeping the calls and the reasoning', () => {
+      const calls = [call('a', 'lookup', { orderId: '7' })];
+      const events = spec
+        .given(started())
+        .when({
+          type: 'RecordModelReply',
+          data: {
+            callNo: 1,
+            attempt: 1,
+            reply: reply({ text: '', toolCalls: calls, finishReason: 'TC', reasoning: 'look it up' }),
+          },
+          meta: at(100),
+        })
+        .then([
+          expect.objectContaining({ type: 'ModelCallCompleted' }),
+          {
+            type: 'MessageRecorded',
+            data: {
+              sequence: 2,
+              role: 'AS',
+              content: null,
+              turnNo: 1,
+              tokenCount: 500,
+              toolCalls: calls,
+              reasoning: 'look it up',
+            },
+          },
+        ]);
+      expect(events.map((e) => e.type)).not.toContain('ConversationCompleted');
+    });
+
+    it('is refused outside a running turn', () => {
+      spec
+        .given([
+          ...started(),
+          ...replied(2, []),
+          {
+            type: 'ConversationCompleted',
+            data: { turnNo: 1, finishReason: 'ST', reply: 'done', responseModel: null },
+          },
+        ])
+        .when({ type: 'RecordModelReply', data: { callNo: 2, attempt: 1, reply: reply() }, meta: at(100) })
+        .thenThrows((err) => expect(err).toMatchObject({ code: 'CONFLICT' }));
+    });
+  });
+
+  describe('the attempts of a model call', () => {
+    it('records an attempt starting, with the model and provider of the snapshot', () => {
+      spec
+        .given(started())
+        .when({ type: 'StartModelAttempt', data: { callNo: 1, attempt: 1 }, meta: at(1) })
+        .then([
+          { type: 'ModelCallStarted', data: { turnNo: 1, callNo: 1, attempt: 1, model: 'sim-chat', provider: 'SIM' } },
+        ]);
+    });
+
+    it('records a batch of streamed deltas', () => {
+      spec
+        .given(started())
+        .when({
+          type: 'RecordChunks',
+          data: { callNo: 1, attempt: 1, text: 'Hel', reasoning: '', count: 2 },
+          meta: at(1),
+        })
+        .then([
+          { type: 'ChunksReceived', data: { turnNo: 1, callNo: 1, attempt: 1, text: 'Hel', reasoning: '', count: 2 } },
+        ]);
+    });
+
+    it('records a failed attempt, and the retry that follows it with its wait', () => {
+      const error = { kind: 'rate_limited', message: '429', status: 429, retryable: true };
+      spec
+        .given(started())
+        .when({ type: 'RecordModelAttemptFailed', data: { callNo: 1, attempt: 1, error, retryInMs: 250 }, meta: at(1) })
+        .then([
+          { type: 'ModelCallFailed', data: { turnNo: 1, callNo: 1, attempt: 1, ...error } },
+          { type: 'ModelCallRetryScheduled', data: { turnNo: 1, callNo: 1, attempt: 2, delayMs: 250 } },
+        ]);
+      spec
+        .given(started())
+        .when({
+          type: 'RecordModelAttemptFailed',
+          data: { callNo: 1, attempt: 3, error: { kind: 'server', message: 'down', retryable: true }, retryInMs: null },
+          meta: at(1),
+        })
+        .then([
+          {
+            type: 'ModelCallFailed',
+            data: { turnNo: 1, callNo: 1, attempt: 3, kind: 'server', message: 'down', retryable: true },
+          },
+        ]);
+    });
+
+    it('fails the turn with LLM_RUNTIME_ERROR when every attempt failed in time', () => {
+      spec
+        .given(started())
+        .when({ type: 'GiveUpModelCall', data: { message: 'provider down' }, meta: at(10_000) })
+        .then([
+          {
+            type: 'ConversationFailed',
+            data: { turnNo: 1, code: 'LLM_RUNTIME_ERROR', message: 'The model call failed: provider down' },
+          },
+        ]);
+    });
+
+    it('fails the turn with LLM_LIMIT_EXCEEDED when the attempts ran out of the time budget', () => {
+      spec
+        .given(started())
+        .when({ type: 'GiveUpModelCall', data: { message: 'aborted' }, meta: at(60_000) })
+        .then([
+          {
+            type: 'ConversationFailed',
+            data: { turnNo: 1, code: 'LLM_LIMIT_EXCEEDED', message: 'The turn ran past its time budget of 60000 ms.' },
+          },
+        ]);
+    });
+
+    it('lets a prompt within the budget through and fails the turn on one over it', () => {
+      const limits = {
+        maxToolRounds: 10,
+        maxPromptTokens: 100,
+        maxCompletionTokens: null,
+        maxTotalTokens: null,
+        turnTimeoutMs: 60_000,
+        maxToolOutputBytes: 65_536,
+        questionTimeoutMs: 300_000,
+      };
+      spec
+        .given(started({ limits }))
+        .when({ type: 'CheckPrompt', data: { promptTokens: 100 }, meta: at(1) })
+        .then([]);
+      spec
+        .given(started({ limits }))
+        .when({ type: 'CheckPrompt', data: { promptTokens: 101 }, meta: at(1) })
+        .then([
+          {
+            type: 'ConversationFailed',
+            data: {
+              turnNo: 1,
+              code: 'LLM_LIMIT_EXCEEDED',
+              message: 'The prompt has 101 tokens, over the budget of 100.',
+            },
+          },
+        ]);
+    });
+  });
+
+  describe('tool calls', () => {
+    const asked = [...started(), ...replied(2, [call('a', 'refund', { id: 1 })])];
+
+    it('records a tool call starting, with its arguments and kind', () => {
+      spec
+        .given(asked)
+        .when({ type: 'StartToolCall', data: { toolCallId: 'a' }, meta: at(1) })
+        .then([
+          {
+            type: 'ToolCallStarted',
+            data: { turnNo: 1, toolCallId: 'a', name: 'refund', arguments: '{"id":1}', kind: 'in_process' },
+          },
+        ]);
+    });
+
+    it("records a tool's output as the next message", () => {
+      spec
+        .given(asked)
+        .when({
+          type: 'RecordToolOutcome',
+          data: {
+            toolCallId: 'a',
+            outcome: {
+              ok: true,
+              output: 'refunded',
+              truncated: false,
+              durationMs: 7,
+              returnDirect: false,
+              skipResponse: false,
+            },
+          },
+          meta: at(1),
+        })
+        .then([
+          {
+            type: 'ToolCallCompleted',
+            data: {
+              turnNo: 1,
+              sequence: 3,
+              toolCallId: 'a',
+              name: 'refund',
+              output: 'refunded',
+              truncated: false,
+              durationMs: 7,
+            },
+          },
+        ]);
+    });
+
+    it("records a tool's failure as data the model reads", () => {
+      spec
+        .given(asked)
+        .when({
+          type: 'RecordToolOutcome',
+          data: {
+            toolCallId: 'a',
+            outcome: { ok: false, error: { code: 'TIMEOUT', message: 'slow' }, durationMs: 30_000 },
+          },
+          meta: at(1),
+        })
+        .then([
+          {
+            type: 'ToolCallFailed',
+            data: {
+              turnNo: 1,
+              sequence: 3,
+              toolCallId: 'a',
+              name: 'refund',
+              code: 'TIMEOUT',
+              message: 'slow',
+              durationMs: 30_000,
+            },
+          },
+        ]);
+    });
+
+    it('removes a triggerOnce repository once one of its tools completed', () => {
+      const repo: ConversationEvent = {
+        type: 'ToolRepositoryAdded',
+        data: {
+          repositoryId: 'once',
+          options: { triggerOnce: true, exclusive: false },
+          tools: [toolFixture({ name: 'coupon' })],
+        },
+      };
+      const events = [...started(), repo, ...replied(2, [call('c', 'coupon')])];
+      spec
+        .given(events)
+        .when({
+          type: 'RecordToolOutcome',
+          data: {
+            toolCallId: 'c',
+            outcome: {
+              ok: true,
+              output: 'SAVE10',
+              truncated: false,
+              durationMs: 1,
+              returnDirect: false,
+              skipResponse: false,
+            },
+          },
+          meta: at(1),
+        })
+        .then([
+          expect.objectContaining({ type: 'ToolCallCompleted' }),
+          { type: 'ToolRepositoryRemoved', data: { repositoryId: 'once', reason: 'triggered', triggeredBy: 'c' } },
+        ]);
+    });
+
+    it('refuses the outcome of a call that is not one of the turn', () => {
+      spec
+        .given(asked)
+        .when({
+          type: 'RecordToolOutcome',
+          data: {
+            toolCallId: 'nope',
+            outcome: { ok: false, error: { code: 'TOOL_ERROR', message: 'x' }, durationMs: 1 },
+          },
+          meta: at(1),
+        })
+        .thenThrows((err) => expect(err).toBeInstanceOf(DomainError));
+    });
+  });
+});
+
+describe('the decider on the timers’ commands', () => {
+  describe('ExpireQuestion', () => {
+    it('fails the turn with QUESTION_TIMEOUT once the question is past its expiry', () => {
+      spec
+        .given(waiting)
+        .when({ type: 'ExpireQuestion', data: { toolCallId: 'q' }, meta: at(300_000) })
+        .then([
+          {
+            type: 'ConversationFailed',
+            data: { turnNo: 1, code: 'QUESTION_TIMEOUT', message: 'The question was not answered in time.' },
+          },
+        ]);
+    });
+
+    it('decides nothing before the expiry, for another question, or once the question was answered', () => {
+      spec
+        .given(waiting)
+        .when({ type: 'ExpireQuestion', data: { toolCallId: 'q' }, meta: at(299_999) })
+        .then([]);
+      spec
+        .given(waiting)
+        .when({ type: 'ExpireQuestion', data: { toolCallId: 'other' }, meta: at(400_000) })
+        .then([]);
+      const answered: ConversationEvent[] = [
+        ...waiting,
+        { type: 'AnswersSubmitted', data: { turnNo: 1, sequence: 4, toolCallId: 'q', answers: { k: 'v' } } },
+        { type: 'TurnResumed', data: { turnNo: 1, reason: 'answers' } },
+      ];
+      spec
+        .given(answered)
+        .when({ type: 'ExpireQuestion', data: { toolCallId: 'q' }, meta: at(400_000) })
+        .then([]);
+    });
+  });
+
+  describe('MarkStuck', () => {
+    const stuckAfterMs = 120_000;
+
+    it('marks a running turn with no new event for stuckAfterMs as stuck', () => {
+      spec
+        .given(started())
+        .when({ type: 'MarkStuck', data: { turnNo: 1, stuckAfterMs }, meta: at(120_000) })
+        .then([{ type: 'ConversationStuck', data: { turnNo: 1, idleMs: 120_000 } }]);
+    });
+
+    it('decides nothing for a turn that moved recently, another turn, or a conversation not running', () => {
+      spec
+        .given(started())
+        .when({ type: 'MarkStuck', data: { turnNo: 1, stuckAfterMs }, meta: at(119_999) })
+        .then([]);
+      spec
+        .given(started())
+        .when({ type: 'MarkStuck', data: { turnNo: 2, stuckAfterMs }, meta: at(999_999) })
+        .then([]);
+      spec
+        .given(waiting)
+        .when({ type: 'MarkStuck', data: { turnNo: 1, stuckAfterMs }, meta: at(999_999) })
+        .then([]);
+    });
+  });
+});
