@@ -20,10 +20,7 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
     case 'ToolCallFailed':
       return toolEntry(event.data, `Error (${event.data.code}): ${event.data.message}`);
     case 'ToolCallRejected':
-      return toolEntry(
-        event.data,
-        `The user rejected this tool call${event.data.reason ? `: ${event.data.reason}` : '.'} Do not retry it unless asked.`,
-      );
+      return toolEntry(event.data, `${rejection(event.data.reason)} Do not retry it unless asked.`);
     case 'AnswersSubmitted':
       return toolEntry(event.data, JSON.stringify({ answers: event.data.answers }));
     case 'QuestionAsked':
@@ -37,6 +34,12 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
     default:
       return null;
   }
+}
+
+/** "The user rejected this tool call: <reason>." — the reason ends as a sentence however it was typed. */
+function rejection(reason: string | null): string {
+  if (!reason) return 'The user rejected this tool call.';
+  return `The user rejected this tool call: ${reason}${/[.!?]$/.test(reason.trim()) ? '' : '.'}`;
 }
 
 function toolEntry(d: { sequence: number; turnNo: number; toolCallId: string }, content: string): TranscriptEntry {
