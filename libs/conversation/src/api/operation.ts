@@ -27,6 +27,11 @@ export interface HttpRoute {
   status: number;
   /** Where the handler answers null, HTTP answers 404 naming this ('Agent'); other doors answer null. */
   nullIsNotFound?: string;
+  /**
+   * Input fields whose path segment has another name in the route pattern (`:id` for
+   * `conversationId`): HTTP metrics and trace spans are labelled with the pattern.
+   */
+  segmentNames?: Readonly<Record<string, string>>;
 }
 
 /**

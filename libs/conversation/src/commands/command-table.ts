@@ -57,7 +57,15 @@ const command = <I extends z.ZodObject>(spec: CommandSpec<I>): Operation =>
   });
 
 const C = '/api/v1/conversations';
-const post = (path: string, status = 200): HttpRoute => ({ method: 'post', path: `${C}${path}`, status });
+/** The command routes have always been `/api/v1/conversations/:id/…` to metrics and traces. */
+const segmentNames = { conversationId: 'id' };
+const route = (method: HttpRoute['method'], path: string, status = 200): HttpRoute => ({
+  method,
+  path: `${C}${path}`,
+  status,
+  segmentNames,
+});
+const post = (path: string, status = 200) => route('post', path, status);
 
 const sendMessage = {
   summary: 'Send a message (with attachments) and run a turn',
@@ -165,7 +173,7 @@ export const COMMANDS: readonly Operation[] = [
     input: toolRepositoryInput,
     roles: CLIENTS,
     handler: ChangeToolRepositoryHandler,
-    http: { method: 'put', path: `${C}/{conversationId}/tool-repositories/{repositoryId}`, status: 200 },
+    http: route('put', '/{conversationId}/tool-repositories/{repositoryId}'),
   }),
   command({
     name: 'removeToolRepository',
@@ -173,7 +181,7 @@ export const COMMANDS: readonly Operation[] = [
     input: repositoryRef,
     roles: CLIENTS,
     handler: RemoveToolRepositoryHandler,
-    http: { method: 'delete', path: `${C}/{conversationId}/tool-repositories/{repositoryId}`, status: 200 },
+    http: route('delete', '/{conversationId}/tool-repositories/{repositoryId}'),
   }),
 ];
 

@@ -11,7 +11,7 @@ export type OperationRequest = FastifyRequest & { principal: Principal } & Defer
  * silently overridden; the operation's schema then checks the whole.
  */
 export function httpInput(route: HttpRoute, request: OperationRequest): Record<string, unknown> {
-  const params = (request.params ?? {}) as Record<string, string>;
+  const params = inputFieldsOf(route, (request.params ?? {}) as Record<string, string>);
   const carriesBody = route.method === 'post' || route.method === 'put';
   const rest: unknown = carriesBody ? request.body : request.query;
   if (rest !== undefined && rest !== null && (typeof rest !== 'object' || Array.isArray(rest)))
@@ -22,6 +22,23 @@ export function httpInput(route: HttpRoute, request: OperationRequest): Record<s
   if (twice.length > 0)
     throw DomainError.validation(twice.map((path) => ({ path, message: `is given by the path, not the ${where}` })));
   return { ...fields, ...params };
+}
+
+/** The route pattern Nest mounts: OpenAPI's `{name}` as `:name`, or as the segment's own name. */
+export const routePattern = (route: HttpRoute): string =>
+  route.path.replace(/\{(\w+)\}/g, (_m, field: string) => `:${route.segmentNames?.[field] ?? field}`);
+
+/** The path parameters under their input fields' names. */
+function inputFieldsOf(route: HttpRoute, params: Record<string, string>): Record<string, string> {
+  const renamed = Object.entries(route.segmentNames ?? {});
+  if (renamed.length === 0) return params;
+  const fields = { ...params };
+  for (const [field, segment] of renamed) {
+    if (!Object.hasOwn(fields, segment)) continue;
+    fields[field] = fields[segment];
+    delete fields[segment];
+  }
+  return fields;
 }
 
 /** The caller (set by AuthGuard), a command's `Idempotency-Key`, and a turn's deferred rate-limit verdict. */

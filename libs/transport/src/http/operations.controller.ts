@@ -13,7 +13,7 @@ import { DomainError } from '@parley/core';
 import type { HttpRoute, Operation } from '@parley/conversation';
 import { parseOrThrow } from '@parley/platform';
 import type { BoundOperation } from '../operations/bound-operations';
-import { httpContext, httpInput, lastPathValue, type OperationRequest } from './http-input';
+import { httpContext, httpInput, lastPathValue, routePattern, type OperationRequest } from './http-input';
 import { TurnReplies } from './turn-replies.interceptor';
 
 const METHODS: Record<HttpRoute['method'], RequestMethod> = {
@@ -22,9 +22,6 @@ const METHODS: Record<HttpRoute['method'], RequestMethod> = {
   put: RequestMethod.PUT,
   delete: RequestMethod.DELETE,
 };
-
-/** OpenAPI's `{name}` path segments as Nest's `:name`. */
-const nestPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
 /**
  * A Nest controller with one route per operation of `table` that has one, decorated as a
@@ -58,7 +55,7 @@ export function operationsController(name: string, operations: symbol, table: re
       return this.answer(op, route, request);
     };
     const descriptor = Object.getOwnPropertyDescriptor(prototype, op.name)!;
-    const decorators = [RequestMapping({ path: nestPath(route.path), method: METHODS[route.method] })];
+    const decorators = [RequestMapping({ path: routePattern(route), method: METHODS[route.method] })];
     decorators.push(HttpCode(route.status));
     if (op.roles) decorators.push(Roles(...op.roles));
     if (op.startsTurn) decorators.push(StartsTurn(), UseInterceptors(TurnReplies));
