@@ -1,4 +1,4 @@
-import { sendMessageRequest, startConversationRequest } from '@parley/conversation';
+import { sendMessageInput, startConversationInput } from '@parley/conversation';
 import { byConversation } from '@parley/read-models';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -43,11 +43,11 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(doc.openapi).toBe('3.1.0');
     const send = doc.paths['/api/v1/conversations/{conversationId}/messages']!.post!;
     expect(component(send.requestBody!.content['application/json']!.schema.$ref)).toEqual(
-      inputSchema(sendMessageRequest),
+      inputSchema(sendMessageInput.omit({ conversationId: true })),
     );
     const start = doc.paths['/api/v1/conversations']!.post!;
     expect(component(start.requestBody!.content['application/json']!.schema.$ref)).toEqual(
-      inputSchema(startConversationRequest),
+      inputSchema(startConversationInput),
     );
     const find = doc.paths['/api/v1/conversations/{conversationId}']!.get!;
     const { properties } = inputSchema(byConversation) as { properties: Record<string, object> };

@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
-import { ConversationCommandsController, NatsCommandModule } from '@parley/transport';
+import { CommandTransportModule } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
 /** The command side: HTTP and NATS commands; turns run in apps/worker, read models in apps/projector. */
@@ -9,8 +9,7 @@ export class CommandApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: CommandApiModule,
-      imports: [...runtimeModules(config, { worker: false }), NatsCommandModule.forRoot(ConversationModule)],
-      controllers: [ConversationCommandsController],
+      imports: [...runtimeModules(config, { worker: false }), CommandTransportModule.forRoot(ConversationModule)],
     };
   }
 }

@@ -2,13 +2,7 @@ import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
 import { ReadModelsModule } from '@parley/read-models';
-import {
-  ConversationCommandsController,
-  IntegrationRelayModule,
-  NatsCommandModule,
-  OpenApiModule,
-  QueryTransportModule,
-} from '@parley/transport';
+import { CommandTransportModule, IntegrationRelayModule, OpenApiModule, QueryTransportModule } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
 export interface AppOptions {
@@ -25,11 +19,10 @@ export class AppModule {
         ...runtimeModules(config, { worker: options.worker ?? true }),
         ReadModelsModule.forRoot({ projections: true }),
         QueryTransportModule,
-        NatsCommandModule.forRoot(ConversationModule),
+        CommandTransportModule.forRoot(ConversationModule),
         IntegrationRelayModule,
         OpenApiModule,
       ],
-      controllers: [ConversationCommandsController],
     };
   }
 }

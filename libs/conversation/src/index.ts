@@ -31,9 +31,19 @@ export { evolve, fold } from './domain/conversation.evolve';
 export { conversationDecider } from './domain/conversation.decider';
 export { transcriptEntryOf } from './domain/transcript';
 export { repositoryOf, type ToolRepository, type ToolRepositoryOptions } from './domain/tool-repositories';
-export * from './api/requests';
 export type * from './api/replies';
-export { CONVERSATION_COMMANDS, type ConversationCommands } from './api/conversation-commands.port';
+export {
+  defineOperation,
+  handlersOf,
+  type Operation,
+  type OperationSpec,
+  type OperationContext,
+  type HttpRoute,
+} from './api/operation';
+export { commandReply, turnReply } from './api/reply-schemas';
+export { COMMANDS, COMMAND_HANDLERS } from './commands/command-table';
+export { sendMessageInput } from './commands/send-message/send-message.handler';
+export { startConversationInput } from './commands/start-conversation/start-conversation.handler';
 export { ConversationModule } from './conversation.module';
 export {
   ConversationRepository,

@@ -1,21 +1,22 @@
 export { HttpErrorFilter } from './http/http-error.filter';
-export { ConversationCommandsController } from './http/conversation-commands.controller';
 export { createHttpApp } from './app/create-http-app';
-export { QueryTransportModule } from './http/query-transport.module';
-export { QueriesController } from './http/queries.controller';
-export { AuditController } from './http/audit.controller';
+export { CommandTransportModule } from './app/command-transport.module';
+export { QueryTransportModule } from './app/query-transport.module';
+export { QUERIES } from './operations/query-table';
+export {
+  bindOperations,
+  COMMAND_OPERATIONS,
+  QUERY_OPERATIONS,
+  type BoundOperation,
+} from './operations/bound-operations';
+export { payloadSchema, fromPayload } from './operations/payload';
+export { operationsController } from './http/operations.controller';
 export { StreamController } from './sse/stream.controller';
 export { streamConversation, type StreamSink } from './sse/conversation-stream';
 export { NatsRpcServer, type NatsRpcServerOptions } from './nats/nats-rpc-server';
-export { rpcMethod, type RpcMethod, type RpcMethods } from './nats/rpc-method';
-export { queryMethods, type QueryHandlers } from './nats/query-methods';
-export { commandMethods, COMMAND_SCHEMAS } from './nats/command-methods';
-export {
-  NatsQueryModule,
-  NatsCommandModule,
-  NATS_QUERY_SERVER,
-  NATS_COMMAND_SERVER,
-} from './nats/nats-transport.module';
+export { type RpcMethod, type RpcMethods } from './nats/rpc-method';
+export { natsMethods } from './nats/operation-methods';
+export { natsFrontDoor, NATS_QUERY_SERVER, NATS_COMMAND_SERVER } from './nats/nats-front-door';
 export {
   runIntegrationRelay,
   ensureIntegrationStream,

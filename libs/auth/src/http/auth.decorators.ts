@@ -18,7 +18,7 @@ export const Roles = (...roles: Role[]) => SetMetadata(REQUIRED_ROLES, roles);
  * The route runs a command that starts or resumes a turn. Its request is counted by the rate
  * limit like any other, but the verdict is left on the request (`rateLimit`) for the command to
  * await beside its running-turn slot, so the command waits for Redis once instead of twice.
- * The route's command must await it (the `@Command()` context carries it to TurnCommand).
+ * The route's command must await it (its OperationContext carries it to TurnCommand).
  */
 export const StartsTurn = () => SetMetadata(STARTS_TURN, true);
 

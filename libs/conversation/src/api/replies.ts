@@ -1,24 +1,6 @@
 import type { Question } from '../domain/conversation.events';
 import type { Status } from '../domain/conversation.status';
 
-/** Who is calling: the authenticated subject and its roles (set by the transport's auth layer). */
-export interface Caller {
-  subject: string;
-  roles: readonly string[];
-}
-
-/** Per-command context: the caller and the idempotency key (HTTP `Idempotency-Key`, NATS `commandId`). */
-export interface CommandContext {
-  caller: Caller;
-  idempotencyKey?: string;
-  correlationId?: string;
-  /**
-   * The front door's rate-limit verdict on this request, when it left the wait to the command: a
-   * turn command awaits it beside its running-turn slot, so it waits for Redis once, not twice.
-   */
-  rateLimit?: Promise<void>;
-}
-
 /** The reply of a command that does not run a turn. */
 export interface CommandReply {
   conversationId: string;

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { assertCanCommand, requireRoles, type Principal } from '@parley/auth';
+import { assertCanCommand, requireRoles } from '@parley/auth';
 import { WrongExpectedVersion } from '@parley/event-store';
 import { withSpan } from '@parley/observability';
 import { DomainError } from '@parley/core';
 import { createHash } from 'node:crypto';
-import type { CommandContext } from '../api/replies';
+import type { OperationContext } from '../api/operation';
 import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';
 import { decide } from '../domain/conversation.decide';
 import type { ConversationEvent } from '../domain/conversation.events';
@@ -12,6 +12,12 @@ import type { ConversationState } from '../domain/conversation.state';
 import { ConversationSignals } from '../repository/conversation-signals';
 import { ConversationRepository, type LoadedConversation } from '../repository/conversation.repository';
 import { TurnScheduler } from './turn-scheduler';
+
+/**
+ * Builds the command from its metadata and the state it will be decided on (the conversation's
+ * model, for one, is in that state); called again on every retry after a conflict.
+ */
+export type CommandBuilder = (meta: CommandMeta, state: ConversationState) => ConversationCommand;
 
 export interface Executed {
   state: ConversationState;
@@ -40,9 +46,9 @@ export class CommandRunner {
 
   async execute(
     conversationId: string,
-    ctx: CommandContext,
+    ctx: OperationContext,
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
-    build: (meta: CommandMeta) => ConversationCommand,
+    build: CommandBuilder,
   ): Promise<Executed> {
     return withSpan('parley.command', { 'parley.command': body.type, 'parley.conversation_id': conversationId }, () =>
       this.run(conversationId, ctx, body, build),
@@ -51,12 +57,11 @@ export class CommandRunner {
 
   private async run(
     conversationId: string,
-    ctx: CommandContext,
+    ctx: OperationContext,
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
-    build: (meta: CommandMeta) => ConversationCommand,
+    build: CommandBuilder,
   ): Promise<Executed> {
-    const caller = ctx.caller as Principal;
-    requireRoles(caller, ['client', 'admin']);
+    requireRoles(ctx.caller, ['client', 'admin']);
     const commandHash = ctx.idempotencyKey ? hashOf(body) : undefined;
     // The first attempt decides on the state this process folded last, without a read; a
     // refusal, a replay or a conflict on it is checked again on a fresh load before it counts.
@@ -77,11 +82,11 @@ export class CommandRunner {
   private async attempt(
     conversationId: string,
     loaded: LoadedConversation & { fresh: boolean },
-    ctx: CommandContext,
+    ctx: OperationContext,
     commandHash: string | undefined,
-    build: (meta: CommandMeta) => ConversationCommand,
+    build: CommandBuilder,
   ): Promise<Executed | null> {
-    const caller = ctx.caller as Principal;
+    const caller = ctx.caller;
     const { state } = loaded;
     if (state.status !== 'none') {
       // The owner never changes, so a kept state answers this as well as a fresh one.
@@ -105,7 +110,7 @@ export class CommandRunner {
     const meta: CommandMeta = { now: new Date().toISOString(), actor: caller.subject, commandId: ctx.idempotencyKey };
     let events: ConversationEvent[];
     try {
-      events = decide(build(meta), state);
+      events = decide(build(meta, state), state);
     } catch (err) {
       // A refusal on a kept state counts only once a fresh load confirms it.
       if (err instanceof DomainError && !loaded.fresh) return null;

@@ -1,7 +1,7 @@
 import { TurnSlots } from '@parley/auth';
 import type { Config } from '@parley/config';
 import { DomainError } from '@parley/core';
-import type { CommandContext } from '../api/replies';
+import type { OperationContext } from '../api/operation';
 import { initialState } from '../domain/conversation.state';
 import type { ConversationEvent } from '../domain/conversation.events';
 import type { CommandRunner, Executed } from './command-runner';
@@ -17,7 +17,7 @@ function turnCommand(slots: TurnSlots, outcome: () => Promise<Executed>) {
     { turn: { timeoutMs: 1_000 } } as Config,
     slots,
   );
-  const run = (conversationId: string, ctx: CommandContext) =>
+  const run = (conversationId: string, ctx: OperationContext) =>
     command.run(conversationId, ctx, { wait: false }, { type: 'SendMessage' }, () => {
       throw new Error('the runner builds no command here');
     });
@@ -32,7 +32,7 @@ const executed = (events: ConversationEvent[], replayed = false): Executed => ({
   replayed,
 });
 const turnStarted: ConversationEvent = { type: 'TurnStarted', data: { turnNo: 1 } } as ConversationEvent;
-const alice = { caller: { subject: 'alice', roles: ['client'] } };
+const alice: OperationContext = { caller: { subject: 'alice', roles: ['client'] } };
 const oneSlot = () => new TurnSlots({ redis: null, prefix: 'test', maxPerSubject: 1, ttlMs: 60_000 });
 const refused = (code: string) => new DomainError(code as 'RATE_LIMITED', `refused: ${code}`);
 

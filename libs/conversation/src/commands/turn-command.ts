@@ -2,9 +2,10 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { DomainError } from '@parley/core';
-import type { CommandContext, TurnReply } from '../api/replies';
-import type { CommandMeta, ConversationCommand } from '../domain/conversation.commands';
-import { CommandRunner } from './command-runner';
+import type { OperationContext } from '../api/operation';
+import type { TurnReply } from '../api/replies';
+import type { ConversationCommand } from '../domain/conversation.commands';
+import { CommandRunner, type CommandBuilder } from './command-runner';
 import { turnReplyOf } from './turn-reply';
 import { TurnWaiter } from './turn-waiter';
 
@@ -29,10 +30,10 @@ export class TurnCommand {
 
   async run(
     conversationId: string,
-    ctx: CommandContext,
+    ctx: OperationContext,
     input: WaitInput,
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
-    build: (meta: CommandMeta) => ConversationCommand,
+    build: CommandBuilder,
   ): Promise<TurnReply> {
     const took = await this.admit(conversationId, ctx);
     // Only a slot this command took is given back: one it found held is a running turn's.
@@ -65,7 +66,7 @@ export class TurnCommand {
    * leaves no slot taken behind it. True when the slot was taken here, false when a running turn
    * held it already.
    */
-  private async admit(conversationId: string, ctx: CommandContext): Promise<boolean> {
+  private async admit(conversationId: string, ctx: OperationContext): Promise<boolean> {
     const [verdict, slot] = await Promise.allSettled([
       ctx.rateLimit,
       this.slots?.acquire(ctx.caller.subject, conversationId),

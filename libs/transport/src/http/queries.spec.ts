@@ -1,5 +1,5 @@
 import { CatalogService } from '@parley/catalog';
-import { streamIdOf, type ConversationCommands } from '@parley/conversation';
+import { streamIdOf } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { ProjectionsService } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';
@@ -42,7 +42,7 @@ describe('queries over HTTP and over NATS', () => {
   };
 
   beforeAll(async () => {
-    side = await startReadSideApp('queries', {} as ConversationCommands, { NATS_MAX_PAYLOAD_BYTES: '2048' });
+    side = await startReadSideApp('queries', () => ({}), { NATS_MAX_PAYLOAD_BYTES: '2048' });
     nc = await connect({ servers: '127.0.0.1:4222' });
     store = side.app.get(EVENT_STORE);
     await side.app.get(CatalogService).apply(bundle, { dryRun: false });

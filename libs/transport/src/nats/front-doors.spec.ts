@@ -1,4 +1,5 @@
-import { streamIdOf, type CommandContext, type ConversationCommands, type TurnReply } from '@parley/conversation';
+import type { Type } from '@nestjs/common';
+import { streamIdOf, type OperationContext, type TurnReply } from '@parley/conversation';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { PG_POOL } from '@parley/platform';
 import { DomainError } from '@parley/core';
@@ -11,7 +12,7 @@ import { conversationScript, toAppend } from '../../../read-models/src/testing/c
 import { ADMIN_KEY, startReadSideApp, type ReadSideApp } from '../testing/read-side-app';
 import { integrationStreamName } from './integration-relay';
 
-const calls: { method: string; args: unknown[]; ctx: CommandContext }[] = [];
+const calls: { handler: string; input: Record<string, unknown>; ctx: OperationContext }[] = [];
 const reply = (conversationId: string): TurnReply => ({
   conversationId,
   status: 'CO',
@@ -20,36 +21,21 @@ const reply = (conversationId: string): TurnReply => ({
   reply: 'hi',
   usage: { inputTokens: 1, outputTokens: 1, estimatedCost: 0 },
 });
-const METHODS = [
-  'start',
-  'sendMessage',
-  'submitAnswers',
-  'approveToolCall',
-  'rejectToolCall',
-  'terminate',
-  'kill',
-  'pause',
-  'resume',
-  'recover',
-  'addToolRepository',
-  'changeToolRepository',
-  'removeToolRepository',
-];
-async function record(method: string, args: unknown[]): Promise<TurnReply> {
-  calls.push({ method, args: args.slice(0, -1), ctx: args.at(-1) as CommandContext });
-  if (method === 'sendMessage' && (args[1] as { content: string }).content === 'busy')
+async function record(handler: string, input: Record<string, unknown>, ctx: OperationContext): Promise<TurnReply> {
+  calls.push({ handler, input, ctx });
+  if (handler === 'SendMessageHandler' && input.content === 'busy')
     throw new DomainError('CONVERSATION_BUSY', 'A turn is running.');
-  if (method === 'sendMessage' && (args[1] as { content: string }).content === 'database gone')
+  if (handler === 'SendMessageHandler' && input.content === 'database gone')
     throw new Error('Connection terminated unexpectedly');
-  return reply(typeof args[0] === 'string' ? args[0] : 'new');
+  return reply(typeof input.conversationId === 'string' ? input.conversationId : 'new');
 }
 /**
- * Records what the NATS front door hands the command port; sendMessage refuses while busy, and
+ * Records what the front doors hand each command's handler; sendMessage refuses while busy, and
  * fails as `pg` does when its connection is lost.
  */
-const commands = Object.fromEntries(
-  METHODS.map((m) => [m, (...args: unknown[]) => record(m, args)]),
-) as unknown as ConversationCommands;
+const handlers = (handler: Type) => ({
+  execute: (input: Record<string, unknown>, ctx: OperationContext) => record(handler.name, input, ctx),
+});
 
 describe('NATS commands, SSE, integration events and verification', () => {
   let side: ReadSideApp;
@@ -72,7 +58,7 @@ describe('NATS commands, SSE, integration events and verification', () => {
   };
 
   beforeAll(async () => {
-    side = await startReadSideApp('front_doors', commands);
+    side = await startReadSideApp('front_doors', handlers);
     nc = await connect({ servers: '127.0.0.1:4222' });
     store = side.app.get(EVENT_STORE);
     await store.append(streamIdOf(id), toAppend(conversationScript(id, { snapshot: snapshotFixture() }).slice(0, 10)));
@@ -82,7 +68,7 @@ describe('NATS commands, SSE, integration events and verification', () => {
     await side.close();
   });
 
-  it('hands every command on its subject to the command port, with commandId as the idempotency key', async () => {
+  it("hands every command on its subject to the command's handler, with commandId as the idempotency key", async () => {
     const started = await command('startConversation', {
       agentCode: 'HELPDESK',
       actionCode: 'ANSWER',
@@ -90,13 +76,18 @@ describe('NATS commands, SSE, integration events and verification', () => {
     });
     expect(started.result).toMatchObject({ conversationId: 'new', status: 'CO' });
     expect(calls.at(-1)).toMatchObject({
-      method: 'start',
-      args: [{ agentCode: 'HELPDESK', actionCode: 'ANSWER', metadata: {} }],
+      handler: 'StartConversationHandler',
       ctx: { caller: { subject: 'admin', roles: ['admin'] }, idempotencyKey: 'k1' },
     });
+    expect(calls.at(-1)!.input).toEqual({ agentCode: 'HELPDESK', actionCode: 'ANSWER', metadata: {} });
     const base = { conversationId: id };
-    const cases: [string, object, string, unknown[]][] = [
-      ['sendMessage', { ...base, content: 'hi' }, 'sendMessage', [id, { content: 'hi', attachments: [], wait: true }]],
+    const cases: [string, object, string, object][] = [
+      [
+        'sendMessage',
+        { ...base, content: 'hi' },
+        'SendMessageHandler',
+        { ...base, content: 'hi', attachments: [], wait: true },
+      ],
       [
         'sendMessageWithAttachments',
         {
@@ -105,49 +96,100 @@ describe('NATS commands, SSE, integration events and verification', () => {
           attachments: [{ mediaType: 'image/png', url: 'https://x.example/a.png' }],
           wait: false,
         },
-        'sendMessage',
-        [
-          id,
-          { content: 'see', attachments: [{ mediaType: 'image/png', url: 'https://x.example/a.png' }], wait: false },
-        ],
+        'SendMessageHandler',
+        {
+          ...base,
+          content: 'see',
+          attachments: [{ mediaType: 'image/png', url: 'https://x.example/a.png' }],
+          wait: false,
+        },
       ],
       [
         'submitAnswers',
         { ...base, answers: { why: 'late' } },
-        'submitAnswers',
-        [id, { answers: { why: 'late' }, wait: true }],
+        'SubmitAnswersHandler',
+        { ...base, answers: { why: 'late' }, wait: true },
       ],
-      ['approveToolCall', { ...base, toolCallId: 'c1' }, 'approveToolCall', [id, 'c1', { wait: true }]],
+      [
+        'approveToolCall',
+        { ...base, toolCallId: 'c1' },
+        'ApproveToolCallHandler',
+        { ...base, toolCallId: 'c1', wait: true },
+      ],
       [
         'rejectToolCall',
         { ...base, toolCallId: 'c1', reason: 'no' },
-        'rejectToolCall',
-        [id, 'c1', { reason: 'no', wait: true }],
+        'RejectToolCallHandler',
+        { ...base, toolCallId: 'c1', reason: 'no', wait: true },
       ],
-      ['terminateConversation', { ...base, reason: 'done' }, 'terminate', [id, { reason: 'done' }]],
-      ['killConversation', base, 'kill', [id, {}]],
-      ['pauseConversation', base, 'pause', [id, {}]],
-      ['resumeConversation', base, 'resume', [id, {}]],
-      ['recoverConversation', base, 'recover', [id, {}]],
+      [
+        'terminateConversation',
+        { ...base, reason: 'done' },
+        'TerminateConversationHandler',
+        { ...base, reason: 'done' },
+      ],
+      ['killConversation', base, 'KillConversationHandler', base],
+      ['pauseConversation', base, 'PauseConversationHandler', base],
+      ['resumeConversation', base, 'ResumeConversationHandler', base],
+      ['recoverConversation', base, 'RecoverConversationHandler', base],
       [
         'addToolRepository',
         { ...base, repositoryId: 'booking', options: { triggerOnce: true }, tools: ['ORDER_STATUS'] },
-        'addToolRepository',
-        [id, { repositoryId: 'booking', options: { triggerOnce: true, exclusive: false }, tools: ['ORDER_STATUS'] }],
+        'AddToolRepositoryHandler',
+        { ...base, repositoryId: 'booking', options: { triggerOnce: true, exclusive: false }, tools: ['ORDER_STATUS'] },
       ],
       [
         'changeToolRepository',
         { ...base, repositoryId: 'booking', tools: ['ORDER_STATUS', 'CANCEL_ORDER'] },
-        'changeToolRepository',
-        [id, 'booking', { options: { triggerOnce: false, exclusive: false }, tools: ['ORDER_STATUS', 'CANCEL_ORDER'] }],
+        'ChangeToolRepositoryHandler',
+        {
+          ...base,
+          repositoryId: 'booking',
+          options: { triggerOnce: false, exclusive: false },
+          tools: ['ORDER_STATUS', 'CANCEL_ORDER'],
+        },
       ],
-      ['removeToolRepository', { ...base, repositoryId: 'booking' }, 'removeToolRepository', [id, 'booking']],
+      [
+        'removeToolRepository',
+        { ...base, repositoryId: 'booking' },
+        'RemoveToolRepositoryHandler',
+        { ...base, repositoryId: 'booking' },
+      ],
     ];
-    for (const [subject, payload, method, args] of cases) {
+    for (const [subject, payload, handler, input] of cases) {
       const answer = await command(subject, { ...payload, commandId: `${subject}-1` });
       expect(answer.result).toMatchObject({ conversationId: id });
-      expect(calls.at(-1)).toMatchObject({ method, args, ctx: { idempotencyKey: `${subject}-1` } });
+      expect(calls.at(-1)).toMatchObject({ handler, ctx: { idempotencyKey: `${subject}-1` } });
+      expect([subject, calls.at(-1)!.input]).toEqual([subject, input]);
     }
+  });
+
+  it('hands a command the same input over HTTP, the ids from the path, and refuses bad ids as NATS does', async () => {
+    const count = calls.length;
+    const post = (conversationId: string, payload: object) =>
+      side.app.inject({
+        method: 'POST',
+        url: `/api/v1/conversations/${conversationId}/tool-calls/c1/reject`,
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'idempotency-key': 'http-1' },
+        payload,
+      });
+
+    const answered = await post(id, { reason: 'no' });
+
+    expect(answered.statusCode).toBe(200);
+    expect(calls.at(-1)).toMatchObject({ handler: 'RejectToolCallHandler', ctx: { idempotencyKey: 'http-1' } });
+    expect(calls.at(-1)!.input).toEqual({ conversationId: id, toolCallId: 'c1', reason: 'no', wait: true });
+    const twice = await post(id, { conversationId: id, reason: 'no' });
+    expect([twice.statusCode, twice.json().error.details.problems]).toEqual([
+      400,
+      [expect.objectContaining({ path: 'conversationId' })],
+    ]);
+    const malformed = await post('not-a-uuid', { reason: 'no' });
+    const overNats = await command('rejectToolCall', { conversationId: 'not-a-uuid', toolCallId: 'c1', reason: 'no' });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toEqual(overNats);
+    expect(overNats.error.details.problems).toEqual([expect.objectContaining({ path: 'conversationId' })]);
+    expect(calls.length).toBe(count + 1);
   });
 
   it('answers domain errors and invalid commands with the API error shape', async () => {

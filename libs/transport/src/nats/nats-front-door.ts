@@ -1,10 +1,20 @@
-import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Authenticator, SubjectRateLimiter } from '@parley/auth';
-import type { Config } from '@parley/config';
-import type { MetricsService } from '@parley/observability';
-import type { NatsConnection, NatsLink } from '@parley/platform';
+import {
+  Logger,
+  type BeforeApplicationShutdown,
+  type FactoryProvider,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { Authenticator, SubjectRateLimiter } from '@parley/auth';
+import { CONFIG, type Config } from '@parley/config';
+import { MetricsService } from '@parley/observability';
+import { NATS_LINK, type NatsConnection, type NatsLink } from '@parley/platform';
+import type { BoundOperation } from '../operations/bound-operations';
 import { NatsRpcServer } from './nats-rpc-server';
+import { natsMethods } from './operation-methods';
 import type { RpcMethods } from './rpc-method';
+
+export const NATS_QUERY_SERVER = Symbol('parley.nats-query-server');
+export const NATS_COMMAND_SERVER = Symbol('parley.nats-command-server');
 
 export interface FrontDoorDeps {
   config: Config;
@@ -57,4 +67,23 @@ export class NatsFrontDoor implements OnApplicationBootstrap, BeforeApplicationS
     await this.server?.stop();
     this.server = null;
   }
+}
+
+/**
+ * The NATS front door of a table (`operations`: its BoundOperation[] token) on `<prefix>.<kind>.*`.
+ * Needs CONFIG, NATS_LINK, Authenticator, SubjectRateLimiter and MetricsService.
+ */
+export function natsFrontDoor(provide: symbol, kind: 'qry' | 'cmd', operations: symbol): FactoryProvider {
+  return {
+    provide,
+    inject: [CONFIG, NATS_LINK, Authenticator, SubjectRateLimiter, MetricsService, operations],
+    useFactory: (
+      config: Config,
+      nats: NatsLink,
+      authenticator: Authenticator,
+      rateLimiter: SubjectRateLimiter,
+      metrics: MetricsService,
+      bound: BoundOperation[],
+    ) => new NatsFrontDoor(kind, { config, nats, authenticator, rateLimiter, metrics }, natsMethods(bound)),
+  };
 }

@@ -14,18 +14,4 @@ export interface RpcMethod {
   run(principal: Principal, input: never, rateLimit?: Promise<void>): Promise<unknown>;
 }
 
-/** Typed helper: `run` receives the schema's output. */
-export const rpcMethod = <S extends z.ZodType>(
-  schema: S,
-  run: (principal: Principal, input: z.output<S>) => Promise<unknown>,
-  roles?: readonly Role[],
-): RpcMethod => ({ schema, run: run as RpcMethod['run'], ...(roles ? { roles } : {}) });
-
-/** A method that starts or resumes a turn: `run` must await `rateLimit` (its CommandContext carries it). */
-export const turnMethod = <S extends z.ZodType>(
-  schema: S,
-  run: (principal: Principal, input: z.output<S>, rateLimit: Promise<void>) => Promise<unknown>,
-  roles?: readonly Role[],
-): RpcMethod => ({ schema, run: run as RpcMethod['run'], ...(roles ? { roles } : {}), startsTurn: true });
-
 export type RpcMethods = Readonly<Record<string, RpcMethod>>;

@@ -1,6 +1,14 @@
+import { commandReply, turnReply } from '@parley/conversation';
 import { z } from 'zod';
+import { OPERATION_ROUTES } from './operation-routes';
+import { ROUTES, type RouteDoc } from './openapi-routes';
 import { errorReply } from './replies.schemas';
-import { REPLY_SCHEMAS, ROUTES, type RouteDoc } from './openapi-routes';
+
+/** Replies shared by many operations, referenced as components by these names. */
+const NAMED_REPLIES = new Map<z.ZodType, string>([
+  [commandReply, 'CommandReply'],
+  [turnReply, 'TurnReply'],
+]);
 
 type JsonSchema = Record<string, unknown>;
 export type OpenApiDocument = {
@@ -63,18 +71,25 @@ function parameters(route: RouteDoc): unknown[] {
   return params;
 }
 
-function responses(route: RouteDoc): Record<string, unknown> {
+function success(reply: RouteDoc['reply'], turn: boolean): unknown {
+  if (typeof reply !== 'string') {
+    const name = NAMED_REPLIES.get(reply);
+    const description = turn ? 'The turn ended or paused' : name ? 'Done' : 'OK';
+    return { description, content: json(name ? ref(name) : jsonSchemaOf(reply)) };
+  }
   const ok: Record<string, unknown> = {
-    command: { description: 'Done', content: json(ref('CommandReply')) },
-    turn: { description: 'The turn ended or paused', content: json(ref('TurnReply')) },
     json: { description: 'OK', content: json({}) },
     none: { description: 'Done, no content' },
     text: { description: 'OK', content: { 'text/plain': { schema: { type: 'string' } } } },
     html: { description: 'OK', content: { 'text/html': { schema: { type: 'string' } } } },
     events: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
   };
-  const result: Record<string, unknown> = { [String(route.status)]: ok[route.reply] };
-  if (route.reply === 'turn')
+  return ok[reply];
+}
+
+function responses(route: RouteDoc): Record<string, unknown> {
+  const result: Record<string, unknown> = { [String(route.status)]: success(route.reply, route.turn === true) };
+  if (route.turn)
     result['202'] = {
       description: 'The turn goes on (wait=false, or timeoutMs passed)',
       content: json(ref('CommandReply')),
@@ -86,12 +101,16 @@ function responses(route: RouteDoc): Record<string, unknown> {
   return result;
 }
 
-/** The OpenAPI 3.1 document of every route in ROUTES, from the zod schemas the routes validate with. */
+/**
+ * The OpenAPI 3.1 document: every command and query of the tables that has an HTTP route, and the
+ * routes listed apart (ROUTES), from the zod schemas the routes validate with.
+ */
 export function buildOpenApiDocument(version: string): OpenApiDocument {
   const schemas: Record<string, JsonSchema> = { Error: jsonSchemaOf(errorReply) };
-  for (const [name, schema] of Object.entries(REPLY_SCHEMAS)) schemas[name] = jsonSchemaOf(schema);
+  for (const [schema, name] of NAMED_REPLIES) schemas[name] = jsonSchemaOf(schema);
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of ROUTES) {
+  const routes = [...OPERATION_ROUTES, ...ROUTES];
+  for (const route of routes) {
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       tags: [route.tag],
@@ -120,7 +139,7 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
         '`Authorization: Bearer <api key or JWT>`. Over NATS, a command or query whose operationId is a ' +
         'NATS method answers on `<prefix>.cmd.<operationId>` or `<prefix>.qry.<operationId>` with the same body.',
     },
-    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     security: [{ bearer: [] }],
     paths,
     components: {

@@ -1,10 +1,10 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { ApiKeysService, AuthModule } from '@parley/auth';
 import { CATALOG_ENTITIES } from '@parley/catalog';
 import { ConfigModule, loadConfig, type Config } from '@parley/config';
-import { CONVERSATION_COMMANDS, type ConversationCommands } from '@parley/conversation';
+import { COMMAND_HANDLERS } from '@parley/conversation';
 import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, RedisModule } from '@parley/platform';
@@ -12,9 +12,9 @@ import { ReadModelsModule } from '@parley/read-models';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { randomBytes } from 'node:crypto';
 import { HttpErrorFilter } from '../http/http-error.filter';
-import { QueryTransportModule } from '../http/query-transport.module';
+import { CommandTransportModule } from '../app/command-transport.module';
+import { QueryTransportModule } from '../app/query-transport.module';
 import { IntegrationRelayModule } from '../nats/integration-relay.module';
-import { NatsCommandModule } from '../nats/nats-transport.module';
 
 export const ADMIN_KEY = 'pk_read_side_admin_key_0123456789';
 
@@ -26,24 +26,27 @@ export interface ReadSideApp {
   close(): Promise<void>;
 }
 
-function commandsModule(commands: ConversationCommands): DynamicModule {
+/** Stands in for ConversationModule: each command handler is `fake(handler)`. */
+export type FakeHandlers = (handler: Type) => object;
+
+function handlersModule(fake: FakeHandlers): DynamicModule {
   @Module({})
-  class TestCommandsModule {}
+  class FakeHandlersModule {}
   return {
-    module: TestCommandsModule,
-    providers: [{ provide: CONVERSATION_COMMANDS, useValue: commands }],
-    exports: [CONVERSATION_COMMANDS],
+    module: FakeHandlersModule,
+    providers: COMMAND_HANDLERS.map((handler) => ({ provide: handler, useValue: fake(handler) })),
+    exports: COMMAND_HANDLERS,
   };
 }
 
 /**
  * The read side as an app would assemble it (projections, queries over HTTP and NATS, SSE,
- * NATS commands over `commands`, the integration relay), on a database and a NATS prefix of
- * its own.
+ * the commands' front doors over `fake` handlers, the integration relay), on a database and a
+ * NATS prefix of its own.
  */
 export async function startReadSideApp(
   label: string,
-  commands: ConversationCommands,
+  fake: FakeHandlers,
   env: Record<string, string> = {},
 ): Promise<ReadSideApp> {
   const db = await createTestDatabase(label);
@@ -68,7 +71,7 @@ export async function startReadSideApp(
       AuthModule,
       ReadModelsModule.forRoot({ projections: true, minPositionTimeoutMs: 400 }),
       QueryTransportModule,
-      NatsCommandModule.forRoot(commandsModule(commands)),
+      CommandTransportModule.forRoot(handlersModule(fake)),
       IntegrationRelayModule,
     ],
   }).compile();

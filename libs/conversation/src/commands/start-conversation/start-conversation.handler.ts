@@ -1,14 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
-import type { CommandContext, CommandReply } from '../../api/replies';
-import type { StartConversationRequest } from '../../api/requests';
+import { z } from 'zod';
+import { code } from '../../api/input-fields';
+import type { OperationContext } from '../../api/operation';
+import type { CommandReply } from '../../api/replies';
 import { CommandRunner } from '../command-runner';
 import { SNAPSHOT_SOURCE, type SnapshotSource } from '../snapshot-source';
 import { commandReplyOf } from '../turn-reply';
 
+export const startConversationInput = z.strictObject({
+  agentCode: code(8),
+  actionCode: code(12),
+  conversationId: z.uuid().optional(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+
 /** Namespace for conversation ids derived from an idempotency key (a retried start finds the same id). */
 const IDEMPOTENT_START = '6f1c2d1e-3b7a-5c49-9a51-2a3f0e9b7c10';
 
+/** StartConversation: freezes the agent's and action's snapshot into a new conversation. */
 @Injectable()
 export class StartConversationHandler {
   constructor(
@@ -16,7 +26,7 @@ export class StartConversationHandler {
     @Inject(SNAPSHOT_SOURCE) private readonly snapshots: SnapshotSource,
   ) {}
 
-  async execute(input: StartConversationRequest, ctx: CommandContext): Promise<CommandReply> {
+  async execute(input: z.output<typeof startConversationInput>, ctx: OperationContext): Promise<CommandReply> {
     const conversationId =
       input.conversationId ??
       (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());

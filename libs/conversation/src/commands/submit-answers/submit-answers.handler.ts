@@ -1,17 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CommandContext, TurnReply } from '../../api/replies';
-import type { SubmitAnswersRequest } from '../../api/requests';
+import { z } from 'zod';
+import { conversationId, waitOptions } from '../../api/input-fields';
+import type { OperationContext } from '../../api/operation';
+import type { TurnReply } from '../../api/replies';
 import { TurnCommand } from '../turn-command';
+
+export const submitAnswersInput = z.strictObject({
+  conversationId,
+  answers: z.record(z.string().min(1).max(128), z.string().max(10_000)),
+  ...waitOptions,
+});
 
 /** SubmitAnswers: the answers become the AskUserQuestion call's result and the turn continues. */
 @Injectable()
 export class SubmitAnswersHandler {
   constructor(@Inject(TurnCommand) private readonly turn: TurnCommand) {}
 
-  execute(conversationId: string, input: SubmitAnswersRequest, ctx: CommandContext): Promise<TurnReply> {
-    return this.turn.run(conversationId, ctx, input, { type: 'SubmitAnswers', answers: input.answers }, (meta) => ({
+  execute(input: z.output<typeof submitAnswersInput>, ctx: OperationContext): Promise<TurnReply> {
+    const { answers } = input;
+    return this.turn.run(input.conversationId, ctx, input, { type: 'SubmitAnswers', answers }, (meta) => ({
       type: 'SubmitAnswers',
-      data: { answers: input.answers },
+      data: { answers },
       meta,
     }));
   }

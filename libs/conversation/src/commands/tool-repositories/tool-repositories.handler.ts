@@ -1,49 +1,59 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CommandContext, CommandReply } from '../../api/replies';
-import type { AddToolRepositoryRequest, ChangeToolRepositoryRequest } from '../../api/requests';
+import { z } from 'zod';
+import { conversationId, repositoryIdSchema as repositoryId, toolRepositoryBody } from '../../api/input-fields';
+import type { OperationContext } from '../../api/operation';
+import type { CommandReply } from '../../api/replies';
 import { CommandRunner } from '../command-runner';
 import { SNAPSHOT_SOURCE, type SnapshotSource } from '../snapshot-source';
 import { commandReplyOf } from '../turn-reply';
 
+/** A conversation-level tool repository (seed 002), named by the conversation and its id. */
+export const toolRepositoryInput = z.strictObject({ conversationId, repositoryId, ...toolRepositoryBody });
+export const repositoryRef = z.strictObject({ conversationId, repositoryId });
+type ToolRepositoryInput = z.output<typeof toolRepositoryInput>;
+
 /**
- * AddToolRepository / ChangeToolRepository / RemoveToolRepository (seed 002). Catalog tool
- * codes are resolved here, once, so the events carry the definitions a replay needs.
+ * AddToolRepository / ChangeToolRepository: catalog tool codes are resolved here, once, so the
+ * events carry the definitions a replay needs.
  */
-@Injectable()
-export class ToolRepositoriesHandler {
+abstract class WritesToolRepository {
+  protected abstract readonly type: 'AddToolRepository' | 'ChangeToolRepository';
+
   constructor(
     @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(SNAPSHOT_SOURCE) private readonly snapshots: SnapshotSource,
   ) {}
 
-  async add(conversationId: string, input: AddToolRepositoryRequest, ctx: CommandContext): Promise<CommandReply> {
+  async execute(input: ToolRepositoryInput, ctx: OperationContext): Promise<CommandReply> {
+    const { type } = this;
     const tools = await this.snapshots.resolveTools(input.tools);
     const { repositoryId, options } = input;
-    const done = await this.runner.execute(conversationId, ctx, { type: 'AddToolRepository', ...input }, (meta) => ({
-      type: 'AddToolRepository',
+    const body = { type, repositoryId, options, tools: input.tools };
+    const done = await this.runner.execute(input.conversationId, ctx, body, (meta) => ({
+      type,
       data: { repositoryId, options, tools },
       meta,
     }));
-    return commandReplyOf(conversationId, done.state, done.position);
+    return commandReplyOf(input.conversationId, done.state, done.position);
   }
+}
 
-  async change(
-    conversationId: string,
-    repositoryId: string,
-    input: ChangeToolRepositoryRequest,
-    ctx: CommandContext,
-  ): Promise<CommandReply> {
-    const tools = await this.snapshots.resolveTools(input.tools);
-    const body = { type: 'ChangeToolRepository' as const, repositoryId, ...input };
-    const done = await this.runner.execute(conversationId, ctx, body, (meta) => ({
-      type: 'ChangeToolRepository',
-      data: { repositoryId, options: input.options, tools },
-      meta,
-    }));
-    return commandReplyOf(conversationId, done.state, done.position);
-  }
+@Injectable()
+export class AddToolRepositoryHandler extends WritesToolRepository {
+  protected readonly type = 'AddToolRepository';
+}
 
-  async remove(conversationId: string, repositoryId: string, ctx: CommandContext): Promise<CommandReply> {
+@Injectable()
+export class ChangeToolRepositoryHandler extends WritesToolRepository {
+  protected readonly type = 'ChangeToolRepository';
+}
+
+@Injectable()
+export class RemoveToolRepositoryHandler {
+  constructor(@Inject(CommandRunner) private readonly runner: CommandRunner) {}
+
+  async execute(input: z.output<typeof repositoryRef>, ctx: OperationContext): Promise<CommandReply> {
+    const { conversationId, repositoryId } = input;
     const type = 'RemoveToolRepository';
     const done = await this.runner.execute(conversationId, ctx, { type, repositoryId }, (meta) => ({
       type,

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import type { Status } from '../domain/conversation.state';
+
+/**
+ * CommandReply and TurnReply as the operations declare them (for the OpenAPI document and the
+ * doors derived later): the handlers build the replies (replies.ts), these describe them.
+ */
+const STATUSES = ['NS', 'RU', 'CO', 'FA', 'WA', 'PA', 'ST', 'TE', 'KI'] as const satisfies readonly Status[];
+
+export const commandReply = z.object({
+  conversationId: z.uuid(),
+  status: z.enum(STATUSES),
+  /** Pass as `minPosition` to a query to read your own writes. */
+  position: z.string(),
+});
+
+export const turnReply = commandReply.extend({
+  reply: z.string().nullable(),
+  pendingQuestion: z
+    .object({
+      toolCallId: z.string(),
+      questions: z.array(
+        z.object({
+          key: z.string(),
+          question: z.string(),
+          options: z.array(z.string()).optional(),
+          required: z.boolean().optional(),
+        }),
+      ),
+      expiresAt: z.iso.datetime(),
+    })
+    .optional(),
+  pendingApprovals: z.array(z.object({ toolCallId: z.string(), name: z.string(), arguments: z.string() })).optional(),
+  finishReason: z.string().nullable().optional(),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});

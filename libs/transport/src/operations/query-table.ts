@@ -1,0 +1,198 @@
+import type { Role } from '@parley/auth';
+import { CatalogQueries } from '@parley/catalog';
+import { defineOperation, type Operation, type OperationSpec } from '@parley/conversation';
+import {
+  AuditQueries,
+  byCode,
+  byConversation,
+  byName,
+  ConversationQueries,
+  eventsQuery,
+  feedQuery,
+  listConversationsQuery,
+  noInput,
+  stateQuery,
+  UsageQueries,
+  usageQuery,
+  verifyQuery,
+} from '@parley/read-models';
+import { z } from 'zod';
+
+/** Query replies are the read models' views, not described in zod yet: the document says JSON, as before. */
+const json = z.unknown();
+const AUDITORS: readonly Role[] = ['auditor', 'admin'];
+const C = '/api/v1/conversations';
+
+type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 'tag' | 'reply' | 'http'> & {
+  tag?: string;
+  path: string;
+  nullIsNotFound?: string;
+};
+
+/** A query: GET on `path`, its input from the path and the query string; NATS `<prefix>.qry.<name>`. */
+const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, ...spec }: QuerySpec<I, H>): Operation =>
+  defineOperation<I, H>({
+    kind: 'query',
+    tag: 'queries',
+    reply: json,
+    ...spec,
+    http: { method: 'get', path, status: 200, ...(nullIsNotFound ? { nullIsNotFound } : {}) },
+  });
+
+/**
+ * Every query, once: seed 000's SYS_LLM_QueryApi (null where the seed returns null: 404 over
+ * HTTP, `{result: null}` elsewhere), conversation lists, usage and the auditors' reads. They
+ * join handlers of three libraries (catalog, read models, the event store's audit), so they live
+ * here, beside the front doors derived from them. The handlers check ownership themselves.
+ */
+export const QUERIES: readonly Operation[] = [
+  query({
+    name: 'getAllActions',
+    summary: 'Every action',
+    input: noInput,
+    handler: CatalogQueries,
+    run: (catalog) => catalog.getAllActions(),
+    path: '/api/v1/actions',
+  }),
+  query({
+    name: 'findActionByCode',
+    summary: 'An action by its code',
+    input: byCode,
+    handler: CatalogQueries,
+    run: (catalog, { code }) => catalog.findActionByCode(code),
+    path: '/api/v1/actions/{code}',
+    nullIsNotFound: 'Action',
+  }),
+  query({
+    name: 'findAgentByCode',
+    summary: 'An agent by its code',
+    input: byCode,
+    handler: CatalogQueries,
+    run: (catalog, { code }) => catalog.findAgentByCode(code),
+    path: '/api/v1/agents/{code}',
+    nullIsNotFound: 'Agent',
+  }),
+  query({
+    name: 'findToolByCode',
+    summary: 'A tool by its code',
+    input: byCode,
+    handler: CatalogQueries,
+    run: (catalog, { code }) => catalog.findToolByCode(code),
+    path: '/api/v1/tools/{code}',
+    nullIsNotFound: 'Tool',
+  }),
+  query({
+    name: 'findMcpClientByName',
+    summary: 'An MCP client by its name',
+    input: byName,
+    handler: CatalogQueries,
+    run: (catalog, { name }) => catalog.findMcpClientByName(name),
+    path: '/api/v1/mcp-clients/{name}',
+    nullIsNotFound: 'MCP client',
+  }),
+  query({
+    name: 'listConversations',
+    summary: 'Conversations by status, agent, action and time, cursor-paged',
+    input: listConversationsQuery,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.listConversations(caller, input),
+    path: C,
+  }),
+  query({
+    name: 'findConversation',
+    summary: 'A conversation',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.findConversation(caller, input),
+    path: `${C}/{conversationId}`,
+    nullIsNotFound: 'Conversation',
+  }),
+  query({
+    name: 'getConversationMessages',
+    summary: 'The messages of a conversation',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.getConversationMessages(caller, input),
+    path: `${C}/{conversationId}/messages`,
+  }),
+  query({
+    name: 'getPendingQuestions',
+    summary: 'The question the conversation waits on',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.getPendingQuestions(caller, input),
+    path: `${C}/{conversationId}/pending-question`,
+    nullIsNotFound: 'Pending question of conversation',
+  }),
+  query({
+    name: 'getPendingApprovals',
+    summary: 'Tool calls waiting for approval',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.getPendingApprovals(caller, input),
+    path: `${C}/{conversationId}/pending-approvals`,
+  }),
+  query({
+    name: 'getToolCalls',
+    summary: 'The tool calls of a conversation',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.getToolCalls(caller, input),
+    path: `${C}/{conversationId}/tool-calls`,
+  }),
+  query({
+    name: 'getModelCalls',
+    summary: 'The model calls of a conversation',
+    input: byConversation,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.getModelCalls(caller, input),
+    path: `${C}/{conversationId}/model-calls`,
+  }),
+  query({
+    name: 'getUsage',
+    summary: 'Tokens and cost grouped by day, agent, action or model',
+    input: usageQuery,
+    roles: AUDITORS,
+    handler: UsageQueries,
+    run: (usage, input, { caller }) => usage.getUsage(caller, input),
+    path: '/api/v1/usage',
+  }),
+  query({
+    name: 'getEvents',
+    summary: 'The raw event stream with metadata',
+    tag: 'auditors',
+    input: eventsQuery,
+    handler: AuditQueries,
+    run: (audit, input, { caller }) => audit.getEvents(caller, input),
+    path: `${C}/{conversationId}/events`,
+  }),
+  query({
+    name: 'getState',
+    summary: 'The folded state at a revision',
+    tag: 'auditors',
+    input: stateQuery,
+    handler: AuditQueries,
+    run: (audit, input, { caller }) => audit.getState(caller, input),
+    path: `${C}/{conversationId}/state`,
+  }),
+  query({
+    name: 'verifyConversation',
+    summary: "Re-check the stream's hash chain",
+    tag: 'auditors',
+    input: verifyQuery,
+    roles: AUDITORS,
+    handler: AuditQueries,
+    run: (audit, { conversationId }, { caller }) => audit.verify(caller, conversationId),
+    path: `${C}/{conversationId}/verify`,
+  }),
+  query({
+    name: 'getGlobalFeed',
+    summary: 'The global event feed',
+    tag: 'auditors',
+    input: feedQuery,
+    roles: AUDITORS,
+    handler: AuditQueries,
+    run: (audit, input, { caller }) => audit.getGlobalFeed(caller, input),
+    path: '/api/v1/events',
+  }),
+];
