@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Status } from '../domain/conversation.state';
+import type { Status } from '../domain/conversation.status';
 
 /**
  * CommandReply and TurnReply as the operations declare them (for the OpenAPI document and the
