@@ -17,8 +17,7 @@ import { EVENT_STORE, type EventStore, type GlobalFeed } from '../libs/event-sto
 import { createLogger } from '../libs/observability/src';
 import { PG_POOL } from '../libs/platform/src';
 import { PROJECTIONS, ProjectionsService, rebuildProjections } from '../libs/read-models/src';
-import { conversationScript, toAppend } from '../libs/read-models/src/testing/conversation-script';
-import { createScratchDatabase, snapshotFixture } from '../libs/testing/src';
+import { conversationScript, createScratchDatabase, snapshotFixture, toAppend } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
