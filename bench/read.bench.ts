@@ -13,7 +13,7 @@ import type { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { loadConfig } from '../libs/config/src';
 import { streamIdOf } from '../libs/conversation/src';
-import { EVENT_STORE, type EventStore, type GlobalFeed } from '../libs/event-store/src';
+import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { PG_POOL } from '../libs/platform/src';
 import { PROJECTIONS, ProjectionsService, rebuildProjections } from '../libs/read-models/src';
@@ -112,7 +112,7 @@ async function rebuildRate(store: EventStore, projections: ProjectionsService, p
   );
   // Let the live projections catch up first, so the rebuild is measured alone.
   await projections.waitForPosition(last, 120_000);
-  const result = await rebuildProjections(pool, store as unknown as GlobalFeed, PROJECTIONS);
+  const result = await rebuildProjections(pool, store, PROJECTIONS);
   const rate = result.events / (result.ms / 1000);
   row([
     `projection rebuild, ${PROJECTIONS.length} read models`,

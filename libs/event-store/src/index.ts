@@ -12,7 +12,6 @@ export { comparePositions, maxPosition, minPosition, parsePosition, type ParsedP
 export { GENESIS_HASH, ChainVerifier, canonicalEvent, chainHash } from './hash-chain';
 export { canonicalJson, canonicalJsonOf } from './canonical-json';
 export { categoryOf } from './prepare-events';
-export type { FeedPage, GlobalFeed } from './subscription/global-feed';
 export {
   SubscriptionRunner,
   runSubscription,
