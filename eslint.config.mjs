@@ -1,5 +1,8 @@
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import { stayInside } from './tools/eslint/stay-inside.mjs';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.parley/**', 'jest.config.js', 'tools/*.js'] },
@@ -7,12 +10,20 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    plugins: { 'import-x': importX, parley: { rules: { 'stay-inside': stayInside } } },
+    settings: {
+      'import-x/extensions': ['.ts', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      // The @parley/* paths of tsconfig.json, so the cycle check follows imports across libraries.
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: `${import.meta.dirname}/tsconfig.json` })],
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': [
         'error',
         { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
       ],
+      'parley/stay-inside': 'error',
       'no-restricted-syntax': [
         'error',
         {
@@ -21,6 +32,13 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Type-only imports are erased and form no cycle; packages are not followed. Tests are left
+    // out: nothing imports a test file, so none can close a cycle.
+    files: ['**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.kurrent-spec.ts'],
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     // The config lib owns the environment; test/bench/tool entry points read their own knobs.

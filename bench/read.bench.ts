@@ -13,12 +13,11 @@ import type { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { loadConfig } from '../libs/config/src';
 import { streamIdOf } from '../libs/conversation/src';
-import { EVENT_STORE, type EventStore, type GlobalFeed } from '../libs/event-store/src';
+import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { PG_POOL } from '../libs/platform/src';
 import { PROJECTIONS, ProjectionsService, rebuildProjections } from '../libs/read-models/src';
-import { conversationScript, toAppend } from '../libs/read-models/src/testing/conversation-script';
-import { createScratchDatabase, snapshotFixture } from '../libs/testing/src';
+import { conversationScript, createScratchDatabase, snapshotFixture, toAppend } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -113,7 +112,7 @@ async function rebuildRate(store: EventStore, projections: ProjectionsService, p
   );
   // Let the live projections catch up first, so the rebuild is measured alone.
   await projections.waitForPosition(last, 120_000);
-  const result = await rebuildProjections(pool, store as unknown as GlobalFeed, PROJECTIONS);
+  const result = await rebuildProjections(pool, store, PROJECTIONS);
   const rate = result.events / (result.ms / 1000);
   row([
     `projection rebuild, ${PROJECTIONS.length} read models`,

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { runMigrations } from '../libs/platform/src/database/migrate';
-import { TEST_ADMIN_URL, databaseUrl } from '../libs/testing/src/test-database';
+import { TEST_ADMIN_URL, databaseUrl } from '../libs/testing/src/test-server';
 
 /** A template name that changes whenever a migration's text changes. */
 function templateName(): string {

@@ -1,12 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { freePort } from '@parley/testing';
-import {
-  EVERYTHING_BIN,
-  everythingChildren,
-  startEverythingHttp,
-  stop,
-} from '../libs/mcp/src/testing/everything-server';
+import { EVERYTHING_BIN, everythingChildren, freePort, killProcess, startEverythingHttp } from '@parley/testing';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -70,7 +64,7 @@ describe('MCP tools inside a conversation (real server-everything, nothing mocke
   }, 60_000);
   afterAll(async () => {
     await parley?.close();
-    await Promise.all([sh && stop(sh), se && stop(se)]);
+    await Promise.all([sh && killProcess(sh), se && killProcess(se)]);
     // The pool's stdio server went with the app: nothing is left running.
     expect(everythingChildren()).toEqual([]);
   });
@@ -134,7 +128,7 @@ describe('MCP tools inside a conversation (real server-everything, nothing mocke
     const id = await start('MCP_SH');
     expect((await send(id, 'one')).body).toMatchObject({ status: 'CO' });
 
-    await stop(sh);
+    await killProcess(sh);
     sh = await startEverythingHttp('streamableHttp', ports.sh);
     expect((await send(id, 'two')).body).toMatchObject({ status: 'CO', reply: 'Echoed.' });
 
@@ -149,7 +143,7 @@ describe('MCP tools inside a conversation (real server-everything, nothing mocke
       { when: { noToolResult: true }, reply: { toolCalls: [{ name: echo, arguments: { message: 'anyone?' } }] } },
     ]);
     const id = await start('MCP_SE');
-    await stop(se);
+    await killProcess(se);
 
     expect((await send(id, 'echo please')).body).toMatchObject({ status: 'CO', reply: 'The echo service is down.' });
     const [failed] = await dataOf(id, 'ToolCallFailed');

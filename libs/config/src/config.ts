@@ -8,7 +8,7 @@ const splitList = (value: string): string[] =>
     .filter((s) => s.length > 0);
 
 /** The typed configuration every module receives. Built once, at boot, by `loadConfig`. */
-export function toConfig(env: Env) {
+function toConfig(env: Env) {
   return {
     env: env.NODE_ENV,
     http: { port: env.PORT, host: env.HOST, bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES },

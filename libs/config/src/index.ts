@@ -1,3 +1,2 @@
-export { loadConfig, toConfig, ConfigError, type Config } from './config';
-export { envSchema, type Env } from './config.schema';
+export { loadConfig, ConfigError, type Config } from './config';
 export { ConfigModule, CONFIG } from './config.module';

@@ -3,14 +3,16 @@
  * chat options, codes, domain errors). A leaf: it imports nothing, so the domain and the
  * adapters can share it without loading each other or any infrastructure.
  */
-export {
-  DomainError,
-  ERROR_STATUS,
-  errorBody,
-  type ErrorBody,
-  type ErrorCode,
-  type FieldProblem,
-} from './domain-error';
-export type * from './snapshot';
+export { DomainError, ERROR_STATUS, errorBody, type ErrorBody, type FieldProblem } from './domain-error';
+export type {
+  ToolKind,
+  ToolDefinition,
+  DisclosableSkill,
+  ResponseFormat,
+  ChatOptions,
+  MemoryStrategy,
+  TurnLimits,
+  ConversationSnapshot,
+} from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';

@@ -86,7 +86,28 @@ export interface VerifyResult {
   reason?: string;
 }
 
-export interface EventStore {
+/** One page of the global feed, read by the ordering rule. */
+export interface FeedPage {
+  events: RecordedEvent[];
+  /**
+   * How far the read looked: every event at or before this position that matches the filter
+   * is in this page or an earlier one. Ahead of the last event when the page was short and the
+   * feed held later events that did not match; null on an empty store.
+   */
+  scannedTo: string | null;
+}
+
+/**
+ * What catch-up subscriptions and subscription runners read: paged reads of the global feed and
+ * a way to sleep until something may have changed. Part of every EventStore.
+ */
+export interface GlobalFeed {
+  readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage>;
+  /** Resolves after an append by this process, after `timeoutMs`, or on abort; never rejects. */
+  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface EventStore extends GlobalFeed {
   append(streamId: string, events: EventToAppend[], options?: { expected?: ExpectedState }): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;

@@ -1,26 +1,14 @@
-export * from './event-store.port';
 export {
-  WrongExpectedVersion,
-  StreamNotFound,
-  StreamDeleted,
-  DuplicateEventIds,
-  InvalidEvent,
-  EventTooLarge,
-  type ActualState,
-} from './errors';
-export { comparePositions, maxPosition, minPosition, parsePosition, type ParsedPosition } from './position';
-export { GENESIS_HASH, ChainVerifier, canonicalEvent, chainHash } from './hash-chain';
-export { canonicalJson, canonicalJsonOf } from './canonical-json';
-export { categoryOf } from './prepare-events';
-export type { FeedPage, GlobalFeed } from './subscription/global-feed';
-export {
-  SubscriptionRunner,
-  runSubscription,
-  type CheckpointSwap,
-  type SubscriptionRunnerOptions,
-  type SubscriptionSettings,
-} from './subscription/subscription-runner';
-export { lockCheckpoint, readCheckpoint, resetSubscription, writeCheckpoint } from './subscription/checkpoints';
-export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
-export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrent/kurrent-event-store';
+  EVENT_STORE,
+  type EventStore,
+  type EventToAppend,
+  type GlobalFeed,
+  type ReadStreamOptions,
+  type RecordedEvent,
+} from './event-store.port';
+export { WrongExpectedVersion, StreamNotFound, StreamDeleted } from './errors';
+export { comparePositions, maxPosition, minPosition, parsePosition } from './position';
+export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
+export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';
+export { PostgresEventStore } from './postgres/postgres-event-store';
 export { EventStoreModule } from './event-store.module';

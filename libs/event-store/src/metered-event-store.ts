@@ -4,6 +4,7 @@ import type {
   EventStore,
   EventToAppend,
   ExpectedState,
+  FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -12,15 +13,14 @@ import type {
   SubscriptionItem,
   VerifyResult,
 } from './event-store.port';
-import type { FeedPage, GlobalFeed } from './subscription/global-feed';
 
 /**
  * Decorates either adapter with the timing of its appends (`event_store_append_ms`); every
  * other call goes straight through, the global feed included, so subscriptions are unchanged.
  */
-export class MeteredEventStore implements EventStore, GlobalFeed {
+export class MeteredEventStore implements EventStore {
   constructor(
-    private readonly inner: EventStore & GlobalFeed,
+    private readonly inner: EventStore,
     private readonly onAppend: (durationMs: number) => void,
   ) {}
 

@@ -1,14 +1,11 @@
-export * from './llm.port';
-export { OpenAiCompatibleAdapter } from './openai-compatible.adapter';
-export { LlmError, parseRetryAfter, type LlmErrorKind } from './llm-error';
-export { withRetries, retryDelay, RETRY_DEFAULTS, type RetryInfo, type RetryOptions } from './retry-policy';
-export { BreakerRegistry, type BreakerOptions, type BreakerState } from './breaker-registry';
 export {
-  LlmClient,
-  type LlmAttemptFailure,
-  type LlmCallHooks,
-  type LlmCallResult,
-  type LlmCallSettings,
-  type LlmClientDefaults,
-} from './llm-client';
+  PROVIDER_ENDPOINTS,
+  type LlmContentPart,
+  type LlmMessage,
+  type LlmRequest,
+  type ProviderEndpoint,
+  type ProviderEndpoints,
+} from './llm.port';
+export { LlmError } from './llm-error';
+export { LlmClient, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';

@@ -28,10 +28,4 @@ describe('LlmError', () => {
     expect(new LlmError('aborted', 'x').retryable).toBe(false);
     expect(new LlmError('circuit_open', 'x').retryable).toBe(false);
   });
-
-  it('becomes an LLM_RUNTIME_ERROR domain error carrying its kind', () => {
-    const domain = new LlmError('timeout', 'Too slow.').toDomainError();
-    expect(domain.code).toBe('LLM_RUNTIME_ERROR');
-    expect(domain.details).toEqual({ kind: 'timeout', status: null });
-  });
 });

@@ -1,5 +1,4 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { DomainError } from '@parley/core';
 import { maskSecrets } from '@parley/observability';
 
 export type LlmErrorKind =
@@ -43,11 +42,6 @@ export class LlmError extends Error {
     this.retryable = RETRYABLE.has(kind);
     this.status = extra.status;
     this.retryAfterMs = extra.retryAfterMs;
-  }
-
-  /** The domain error a failed turn reports (API code LLM_RUNTIME_ERROR). */
-  toDomainError(): DomainError {
-    return new DomainError('LLM_RUNTIME_ERROR', this.message, { kind: this.kind, status: this.status ?? null });
   }
 }
 

@@ -2,8 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Logger } from '@nestjs/common';
 import type { McpClientConfig } from './mcp-client-config';
 import { McpPool } from './mcp-pool';
-import { freePort } from '@parley/testing';
-import { startEverythingHttp, stop } from './testing/everything-server';
+import { freePort, killProcess, startEverythingHttp } from '@parley/testing';
 
 const call = { timeoutMs: 10_000 };
 
@@ -26,7 +25,7 @@ describe.each([
 
   afterEach(async () => {
     await pool.close();
-    await stop(server);
+    await killProcess(server);
   });
 
   it('lists the tools and calls echo and get-sum', async () => {
@@ -40,14 +39,14 @@ describe.each([
 
   it('reconnects to a server restarted between two calls', async () => {
     expect((await pool.callTool('everything', 'echo', { message: 'one' }, call)).content).toBe('Echo: one');
-    await stop(server);
+    await killProcess(server);
     server = await startEverythingHttp(mode, port);
     expect((await pool.callTool('everything', 'echo', { message: 'two' }, call)).content).toBe('Echo: two');
   });
 
   it('reconnects when the server comes back while the next call is already waiting', async () => {
     await pool.callTool('everything', 'echo', { message: 'one' }, call);
-    await stop(server);
+    await killProcess(server);
     // Let the client see its event stream drop, so the call below opens a new session while the
     // port is closed and has to back off until the server is back.
     await new Promise((r) => setTimeout(r, 300));

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { McpClientError } from './mcp-client.error';
 import type { McpClientConfig, McpClientConfigSource } from './mcp-client-config';
 import { McpPool } from './mcp-pool';
-import { EVERYTHING_BIN, everythingChildren, isGone } from './testing/everything-server';
+import { EVERYTHING_BIN, everythingChildren, isGone } from '@parley/testing';
 
 const configs: Record<string, McpClientConfig> = {
   everything: { name: 'everything', transport: 'ST', command: process.execPath, args: [EVERYTHING_BIN, 'stdio'] },

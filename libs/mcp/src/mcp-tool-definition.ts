@@ -8,7 +8,7 @@ const MAX_FUNCTION_NAME = 64;
  * A name valid under OpenAI's function-name rule ^[a-zA-Z0-9_-]{1,64}$. Other characters become
  * `_`; an over-long name keeps a hash of the original so two long names never collide.
  */
-export function functionName(clientName: string, toolName: string): string {
+function functionName(clientName: string, toolName: string): string {
   const raw = `${clientName}__${toolName}`;
   const safe = raw.replace(/[^a-zA-Z0-9_-]/g, '_');
   if (safe.length <= MAX_FUNCTION_NAME) return safe;

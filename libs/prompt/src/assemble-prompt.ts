@@ -31,7 +31,7 @@ export interface PromptInput {
   actionPrompt?: string | null;
 }
 
-export const PART_SEPARATOR = '\n\n';
+const PART_SEPARATOR = '\n\n';
 
 export function assemblePrompt(input: PromptInput): string {
   const parts = [

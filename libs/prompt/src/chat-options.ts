@@ -66,6 +66,6 @@ function rootObject(schema: PromptSchema): Record<string, unknown> {
 }
 
 /** Response-format names allow letters, digits, `_` and `-`, up to 64 characters. */
-export function responseName(code: string): string {
+function responseName(code: string): string {
   return code.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'output';
 }

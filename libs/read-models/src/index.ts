@@ -1,18 +1,24 @@
-export { LIVE_DELTAS, type LiveDelta, type LiveDeltaListener, type LiveDeltas } from './live/live-deltas.port';
-export { InProcessLiveDeltas } from './live/in-process-live-deltas';
-export { NatsLiveDeltas } from './live/nats-live-deltas';
+export { LIVE_DELTAS, type LiveDeltas } from './live/live-deltas.port';
 export { LiveDeltasModule } from './live/live-deltas.module';
-export { ReadModelsModule, type ReadModelsOptions } from './read-models.module';
+export { ReadModelsModule } from './read-models.module';
 export { ProjectionsService } from './projections/projections.service';
-export { PROJECTIONS, projectionNamed } from './projections/projections';
-export type { Projection, TableNames } from './projections/projection';
-export { runProjections, type ProjectionRunOptions } from './projections/projection-runner';
-export { rebuildProjections, type RebuildResult } from './projections/rebuild';
+export { PROJECTIONS } from './projections/projections';
+export { rebuildProjections } from './projections/rebuild';
 export { ConversationQueries } from './queries/conversation-queries';
 export { UsageQueries } from './queries/usage-queries';
-export { AuditQueries, eventView, type EventView } from './queries/audit-queries';
-export { ProjectionPositions } from './queries/projection-positions';
+export { AuditQueries, eventView } from './queries/audit-queries';
 export { openConversationIds } from './queries/open-conversations';
-export * from './queries/query-schemas';
-export type { ConversationView, MessageView, ToolCallView, ModelCallView } from './queries/row-mappers';
+export {
+  noInput,
+  byCode,
+  byName,
+  byConversation,
+  STATUSES,
+  listConversationsQuery,
+  usageQuery,
+  eventsQuery,
+  stateQuery,
+  verifyQuery,
+  feedQuery,
+} from './queries/query-schemas';
 export { registerReadCommands } from './cli/read.commands';

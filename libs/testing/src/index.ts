@@ -1,18 +1,12 @@
-export {
-  createTestDatabase,
-  createScratchDatabase,
-  createEmptyDatabase,
-  databaseUrl,
-  TEST_ADMIN_URL,
-  TEMPLATE_DATABASE,
-  type TestDatabase,
-} from './test-database';
-export { deciderSpec, type Decider } from './decider-spec';
+export { createTestDatabase, createScratchDatabase, createEmptyDatabase, type TestDatabase } from './test-database';
+export { databaseUrl } from './test-server';
+export { deciderSpec } from './decider-spec';
 export { freePort, killProcess, startNatsServer, startRedisServer, waitForHttp } from './child-process';
 export { until } from './until';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
-export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';
+export { conversationScript, toAppend } from './fixtures/conversation-script';
+export { EVERYTHING_BIN, everythingChildren, isGone, startEverythingHttp } from './everything-server';
+export { startSimulator, type Simulator } from './simulator/simulator';
 export { demoScript } from './simulator/demo-script';
-export { currentToolResults, lastUserMessage } from './simulator/rules';
-export * from './simulator/simulator.types';
+export { HABITS, type Habit, type UsagePlacement, type RecordedRequest } from './simulator/simulator.types';

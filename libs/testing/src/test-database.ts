@@ -1,19 +1,7 @@
+import { runMigrations } from '@parley/platform';
 import { randomBytes } from 'node:crypto';
-// A relative import: Jest loads this file in its global setup, where the @parley/* paths do not resolve.
-import { runMigrations } from '../../platform/src/database/migrate';
 import { Client } from 'pg';
-
-/** Where tests find PostgreSQL; CI and the README use the default. */
-export const TEST_ADMIN_URL = process.env.PARLEY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** The migrated template every test database is cloned from (named by test/global-setup.ts). */
-export const TEMPLATE_DATABASE = process.env.PARLEY_TEST_TEMPLATE ?? 'parley_test_template';
-
-export function databaseUrl(name: string, base = TEST_ADMIN_URL): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+import { databaseUrl, TEMPLATE_DATABASE, TEST_ADMIN_URL } from './test-server';
 
 async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: TEST_ADMIN_URL });

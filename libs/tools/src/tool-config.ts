@@ -86,9 +86,6 @@ export const toolConfigSchema = z.discriminatedUnion('kind', [
 
 export type ToolParameter = z.output<typeof toolParameterSchema>;
 export type HttpToolConfig = z.output<typeof httpToolConfigSchema>;
-export type EmitterToolConfig = z.output<typeof emitterToolConfigSchema>;
-export type InProcessToolConfig = z.output<typeof inProcessToolConfigSchema>;
-export type McpToolConfig = z.output<typeof mcpToolConfigSchema>;
 export type ToolConfig = z.output<typeof toolConfigSchema>;
 
 /** Paths inside a ToolConfig that hold secrets: encrypted at rest, write-only in APIs. */

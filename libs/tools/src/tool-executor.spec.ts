@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
-import { EVERYTHING_BIN } from '../../mcp/src/testing/everything-server';
+import { EVERYTHING_BIN } from '@parley/testing';
 import { ParleyTool } from './registry/parley-tool.decorator';
 import { ToolRegistry } from './registry/tool-registry';
 import { callContext, toolDef, toolsTestApp, type FakeCatalog } from './testing/tools-test-app';

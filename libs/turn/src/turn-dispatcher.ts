@@ -81,7 +81,7 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
   onApplicationBootstrap(): void {
     this.runner = runSubscription({
       pool: this.pool,
-      feed: this.store as unknown as GlobalFeed,
+      feed: this.store satisfies GlobalFeed,
       subscriptionId: `turn-dispatcher:${this.config.prefix}`,
       // Only what starts or ends a turn or a question: a small part of a conversation's events.
       filter: { categories: [CONVERSATION_CATEGORY], eventTypes: WATCHED },

@@ -9,7 +9,7 @@ import type { Principal, Role } from '../principal';
 import { type DeferredRateLimit, PUBLIC_ROUTE, REQUIRED_ROLES, STARTS_TURN } from './auth.decorators';
 
 /** `/health` matches itself; `/health*` matches every path that starts with `/health`. */
-export function isPublicPath(path: string, patterns: readonly string[]): boolean {
+function isPublicPath(path: string, patterns: readonly string[]): boolean {
   return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
 }
 

@@ -15,11 +15,11 @@ export function requireRoles(principal: Principal, roles: readonly Role[]): void
   });
 }
 
-export function canRead(principal: Principal, ownerSubject: string): boolean {
+function canRead(principal: Principal, ownerSubject: string): boolean {
   return hasRole(principal, 'admin') || hasRole(principal, 'auditor') || isOwner(principal, ownerSubject);
 }
 
-export function canCommand(principal: Principal, ownerSubject: string): boolean {
+function canCommand(principal: Principal, ownerSubject: string): boolean {
   return hasRole(principal, 'admin') || isOwner(principal, ownerSubject);
 }
 

@@ -12,7 +12,7 @@ import { CatalogReader } from '../store/catalog-reader';
  * `role:<name>`. Entities without an owner field are shared configuration: readable by all.
  * Callers pass the principal: the catalog's HTTP routes, and StartConversation (`assertCanUse`).
  */
-export const ADMIN_ROLE = 'admin';
+const ADMIN_ROLE = 'admin';
 
 export type Permission = 'read' | 'manage';
 

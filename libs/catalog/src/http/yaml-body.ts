@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common'
 import { HttpAdapterHost } from '@nestjs/core';
 
 /** The content types a catalog bundle may be sent as, besides JSON. */
-export const YAML_CONTENT_TYPES = ['application/yaml', 'text/yaml', 'application/x-yaml'];
+const YAML_CONTENT_TYPES = ['application/yaml', 'text/yaml', 'application/x-yaml'];
 
 interface FastifyLike {
   hasContentTypeParser(type: string): boolean;

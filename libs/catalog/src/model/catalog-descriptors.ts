@@ -39,8 +39,8 @@ const OWNED = {
   owner: str(200),
 };
 
-export const CAPABILITIES = ['FC', 'VI', 'SR', 'JM', 'EM', 'AU'] as const;
-export const PROVIDER_TYPES = ['openai', 'openai-compatible'] as const;
+const CAPABILITIES = ['FC', 'VI', 'SR', 'JM', 'EM', 'AU'] as const;
+const PROVIDER_TYPES = ['openai', 'openai-compatible'] as const;
 
 export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
   type('agentTypes', 'agent-types', 'agent type'),

@@ -9,7 +9,7 @@ import type { Row } from '../model/entity-schemas';
  */
 const EMPTY_OBJECT = { type: 'object', properties: {} };
 
-export const functionName = (text: string): string => text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
+const functionName = (text: string): string => text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
 
 export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> | null): ToolDefinition {
   const config = tool.config as ToolConfig;

@@ -78,7 +78,8 @@ export class TurnWaiter {
             throw err;
           });
           for (const event of events) {
-            state = evolve(state, toEnvelope(event));
+            const envelope = toEnvelope(event);
+            if (envelope) state = evolve(state, envelope);
             revision = event.revision;
             position = event.position;
             // This turn's end, not a later turn's: the stream may have moved on since.

@@ -1,10 +1,12 @@
+import { Logger } from '@nestjs/common';
 import { loadConfig } from '@parley/config';
 import { PostgresEventStore, WrongExpectedVersion, type ReadStreamOptions } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { ConversationEvent } from '../domain/conversation.events';
+import type { ConversationEvent, MessageRecorded } from '../domain/conversation.events';
+import { CONVERSATION_EVENT_SCHEMAS, type EventSchemas } from '../domain/upcast';
 import { ConversationSignals, type AppendedSignal } from './conversation-signals';
 import { approximateBytes, ConversationRepository } from './conversation.repository';
 
@@ -32,8 +34,8 @@ describe('ConversationRepository', () => {
   /** Every readStream call: how many events it returned, and from which revision it read. */
   let reads: { fromRevision?: bigint; events: number }[];
 
-  const repository = (cacheMb = 16, signals = new ConversationSignals()) =>
-    new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_MB: String(cacheMb) }));
+  const repository = (cacheMb = 16, signals = new ConversationSignals(), schemas?: EventSchemas) =>
+    new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_MB: String(cacheMb) }), schemas);
 
   beforeAll(async () => {
     db = await createTestDatabase('conversation_repository');
@@ -141,5 +143,93 @@ describe('ConversationRepository', () => {
     const appended = await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);
 
     expect(seen).toEqual([{ types: ['ConversationStarted', 'MessageRecorded'], ...appended }]);
+  });
+
+  describe('schema evolution', () => {
+    /** MessageRecorded's data as version 1 stored it: the text under `text`. */
+    type MessageRecordedV1 = Omit<MessageRecorded['data'], 'content'> & { text: string | null };
+    /** This build's schemas, as if MessageRecorded had moved on to version 2 (`text` became `content`). */
+    const evolved: EventSchemas = {
+      current: { ...CONVERSATION_EVENT_SCHEMAS.current, MessageRecorded: 2 },
+      steps: {
+        MessageRecorded: {
+          1: ({ text, ...rest }: MessageRecordedV1): MessageRecorded['data'] => ({ ...rest, content: text }),
+        },
+      },
+    };
+    const raw = (type: string, schemaVersion: number, data: unknown) => ({
+      eventId: randomUUID(),
+      type,
+      schemaVersion,
+      data,
+      metadata: { occurredAt: '2026-11-20T10:00:00.000Z', actor: 'client-a' },
+    });
+    const contents = (state: Awaited<ReturnType<ConversationRepository['load']>>['state']) =>
+      state.status === 'none' ? null : state.transcript.map((m) => m.content);
+    let warn: jest.SpyInstance;
+    beforeEach(() => {
+      warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    });
+    afterEach(() => warn.mockRestore());
+
+    it('reads an event stored at an older version upcast to the current one, and leaves it stored as it was', async () => {
+      const id = randomUUID();
+      const v1: MessageRecordedV1 = { sequence: 1, role: 'US', text: 'written by v1', turnNo: 1, tokenCount: 3 };
+      await store.append(`conversation-${id}`, [
+        raw('ConversationStarted', 1, started(id).data),
+        raw('MessageRecorded', 1, v1),
+      ]);
+
+      const repo = repository(0, new ConversationSignals(), evolved);
+      const loaded = await repo.load(id);
+      await repo.append(id, loaded, [message(2, 'written by v2')], meta);
+
+      expect(contents(loaded.state)).toEqual(['written by v1']);
+      expect(contents((await repo.load(id)).state)).toEqual(['written by v1', 'written by v2']);
+      const stored = await store.readStream(`conversation-${id}`);
+      expect(stored.map((e) => [e.type, e.schemaVersion])).toEqual([
+        ['ConversationStarted', 1],
+        ['MessageRecorded', 1],
+        ['MessageRecorded', 2],
+      ]);
+      expect(stored[1].data).toEqual(v1);
+      expect(await store.verifyStream(`conversation-${id}`)).toMatchObject({ ok: true });
+      expect(warn).not.toHaveBeenCalled();
+    });
+
+    it('loads a stream holding an event type a newer Parley wrote, skipping it and warning once per type', async () => {
+      const id = randomUUID();
+      await store.append(`conversation-${id}`, [
+        raw('ConversationStarted', 1, started(id).data),
+        raw('ConversationRenamedInFuture', 1, { title: 'new' }),
+        raw('MessageRecorded', 1, message(1, 'after it').data),
+        raw('ConversationRenamedInFuture', 1, { title: 'newer' }),
+      ]);
+
+      const loaded = await repository(0).load(id);
+      const again = await repository(0).atCommand(id, 'no such command');
+
+      expect(loaded.revision).toBe(3n);
+      expect(contents(loaded.state)).toEqual(['after it']);
+      expect(again.state).toEqual(loaded.state);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0][0]).toMatch(/ConversationRenamedInFuture.*newer Parley/);
+    });
+
+    it('skips a version newer than its own of a type it knows', async () => {
+      const id = randomUUID();
+      await store.append(`conversation-${id}`, [
+        raw('ConversationStarted', 1, started(id).data),
+        raw('MessageRecorded', 2, { sequence: 1, role: 'US', body: { text: 'v2 shape' }, turnNo: 1, tokenCount: 1 }),
+      ]);
+
+      const loaded = await repository(0).load(id);
+
+      expect(loaded.revision).toBe(1n);
+      expect(contents(loaded.state)).toEqual([]);
+      expect(warn.mock.calls.map(([text]) => text)).toEqual([
+        expect.stringMatching(/version 2 of MessageRecorded \(this Parley reads up to version 1\)/),
+      ]);
+    });
   });
 });

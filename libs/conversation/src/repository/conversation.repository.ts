@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { stripUndefined } from '@parley/core';
 import { EVENT_STORE, type EventStore, type RecordedEvent, StreamNotFound } from '@parley/event-store';
@@ -8,6 +8,7 @@ import { type ConversationEvent, streamIdOf } from '../domain/conversation.event
 import { evolve } from '../domain/conversation.evolve';
 import { type ConversationState, initialState } from '../domain/conversation.state';
 import type { ConversationEnvelope, EventMeta } from '../domain/event-envelope';
+import { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from '../domain/upcast';
 import { ConversationSignals } from './conversation-signals';
 
 /** A folded conversation and the revision it was folded at (null: no stream yet). */
@@ -22,9 +23,37 @@ export interface Appended {
   position: string;
 }
 
-export function toEnvelope(event: RecordedEvent): ConversationEnvelope {
-  return { type: event.type, data: event.data, metadata: event.metadata } as unknown as ConversationEnvelope;
+const logger = new Logger('ConversationEvents');
+/** The event types this process has said it skips: each is logged once. */
+const skipped = new Set<string>();
+
+/**
+ * A stored conversation event as the domain reads it, upcast to the current version of its type:
+ * every reader that folds or projects stored events takes them through here. Null when this
+ * Parley does not know the type, or that version of it — a newer Parley wrote it, as during a
+ * rolling deploy: such an event is neither folded nor projected, and the first of each type
+ * this process meets is logged.
+ */
+export function toEnvelope(
+  event: StoredEvent,
+  schemas: EventSchemas = CONVERSATION_EVENT_SCHEMAS,
+): ConversationEnvelope | null {
+  const envelope = upcast(event, schemas);
+  if (envelope === null && !skipped.has(event.type)) {
+    skipped.add(event.type);
+    const what = knowsType(schemas, event.type)
+      ? `version ${event.schemaVersion} of ${event.type} (this Parley reads up to version ${schemas.current[event.type]})`
+      : `event type ${event.type}`;
+    logger.warn(`Skipping ${what}: a newer Parley wrote it, so it is neither folded nor projected here.`);
+  }
+  return envelope;
 }
+
+/**
+ * Injection token of the event schemas a repository reads and writes with; unset, it uses
+ * CONVERSATION_EVENT_SCHEMAS (tests give it schemas that have moved on).
+ */
+export const EVENT_SCHEMAS = Symbol('parley.conversation-event-schemas');
 
 type Folded = LoadedConversation & { revision: bigint };
 
@@ -69,6 +98,7 @@ export class ConversationRepository {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(ConversationSignals) private readonly signals: ConversationSignals,
     @Inject(CONFIG) config: Config,
+    @Optional() @Inject(EVENT_SCHEMAS) private readonly schemas: EventSchemas = CONVERSATION_EVENT_SCHEMAS,
   ) {
     const megabytes = config.eventStore.conversationCacheMb;
     this.folded =
@@ -107,7 +137,7 @@ export class ConversationRepository {
       throw err;
     }
     let state = kept?.state ?? initialState();
-    for (const e of events) state = evolve(state, toEnvelope(e));
+    for (const e of events) state = this.evolveStored(state, e);
     const revision = events.at(-1)?.revision ?? kept?.revision ?? null;
     // Nothing new: the kept entry already holds this state (and `get` refreshed its recency).
     if (revision !== null && events.length > 0) this.remember(conversationId, { state, revision });
@@ -134,7 +164,7 @@ export class ConversationRepository {
     let at: Appended | null = null;
     let last: Appended | null = null;
     for (const event of await this.store.readStream(streamIdOf(conversationId))) {
-      state = evolve(state, toEnvelope(event));
+      state = this.evolveStored(state, event);
       last = { state, revision: event.revision, position: event.position };
       if (event.metadata.commandId === commandId) at = last;
     }
@@ -172,7 +202,7 @@ export class ConversationRepository {
       envelopes.map((e) => ({
         eventId: uuidv7(),
         type: e.type,
-        schemaVersion: 1,
+        schemaVersion: this.schemas.current[e.type],
         data: e.data,
         metadata: { ...e.metadata },
       })),
@@ -184,6 +214,12 @@ export class ConversationRepository {
     this.remember(conversationId, appended);
     this.signals.appended(conversationId, { types: events.map((e) => e.type), ...appended });
     return appended;
+  }
+
+  /** Folds a stored event, upcast; one this Parley does not know leaves the state as it is. */
+  private evolveStored(state: ConversationState, event: RecordedEvent): ConversationState {
+    const envelope = toEnvelope(event, this.schemas);
+    return envelope ? evolve(state, envelope) : state;
   }
 
   /**

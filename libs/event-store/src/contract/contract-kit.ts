@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { EventStore, EventToAppend, RecordedEvent, SubscribeOptions, SubscriptionItem } from '../event-store.port';
-import type { GlobalFeed } from '../subscription/global-feed';
 
 /** An append left uncommitted, to commit or roll back later (out-of-order commit tests). */
 export interface OpenAppend {
@@ -12,13 +11,13 @@ export interface OpenAppend {
 
 /** What the contract suite needs from an adapter under test. */
 export interface ContractHarness {
-  store: EventStore & GlobalFeed;
+  store: EventStore;
   /** PostgreSQL for subscription checkpoints and the test read models. */
   pool: Pool;
   /** The size limit the store was built with. */
   maxEventBytes: number;
   /** A new adapter over the same storage, as after a process restart. The suite closes it. */
-  reopen(): Promise<EventStore & GlobalFeed>;
+  reopen(): Promise<EventStore>;
   /** Appends in a transaction left open; absent where the store commits in position order. */
   holdOpenAppend?(streamId: string, events: EventToAppend[]): Promise<OpenAppend>;
   /** Rewrites a stored event's data behind the store's back; absent where storage is immutable. */

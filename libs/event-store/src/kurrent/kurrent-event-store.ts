@@ -15,6 +15,7 @@ import type {
   EventStore,
   EventToAppend,
   ExpectedState,
+  FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -26,7 +27,6 @@ import type {
 import { canonicalEvent, chainHash, ChainVerifier, GENESIS_HASH } from '../hash-chain';
 import { prepareEvents, type PreparedEvent } from '../prepare-events';
 import { AppendNotifier } from '../subscription/append-notifier';
-import type { FeedPage, GlobalFeed } from '../subscription/global-feed';
 import {
   decodePosition,
   encodePosition,
@@ -49,7 +49,7 @@ export interface KurrentEventStoreOptions {
 const PINNED_RETRIES = 5;
 
 /** The KurrentDB / EventStoreDB adapter over the official gRPC client. */
-export class KurrentEventStore implements EventStore, GlobalFeed {
+export class KurrentEventStore implements EventStore {
   private readonly notifier = new AppendNotifier();
 
   constructor(

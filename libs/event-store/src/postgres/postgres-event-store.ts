@@ -7,6 +7,7 @@ import type {
   EventStore,
   EventToAppend,
   ExpectedState,
+  FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -20,7 +21,6 @@ import { parsePosition, pgPosition } from '../position';
 import { prepareEvents } from '../prepare-events';
 import { AppendNotifier } from '../subscription/append-notifier';
 import { catchUp } from '../subscription/catch-up';
-import type { FeedPage, GlobalFeed } from '../subscription/global-feed';
 import { toRecordedEvent, type EventRow } from './event-row';
 import { runAppend } from './postgres-append';
 import {
@@ -47,7 +47,7 @@ const STATUS_TOMBSTONED = 2;
 const STATUS_SOFT_DELETED = 1;
 
 /** The default event store: PostgreSQL tables of EVENT-STORE.md over the app's pool. */
-export class PostgresEventStore implements EventStore, GlobalFeed {
+export class PostgresEventStore implements EventStore {
   private readonly notifier = new AppendNotifier();
   private readonly admin: StreamAdmin;
   private closed = false;

@@ -1,6 +1,5 @@
-import type { EventFilter, SubscriptionItem } from '../event-store.port';
+import type { EventFilter, GlobalFeed, SubscriptionItem } from '../event-store.port';
 import { comparePositions } from '../position';
-import type { GlobalFeed } from './global-feed';
 
 export interface CatchUpOptions {
   fromPosition?: string;

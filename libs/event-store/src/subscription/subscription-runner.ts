@@ -1,5 +1,5 @@
 import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
-import type { EventFilter, RecordedEvent } from '../event-store.port';
+import type { EventFilter, GlobalFeed, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
 import {
   beginLocked,
@@ -10,7 +10,6 @@ import {
   writeCheckpoint,
   type Statement,
 } from './checkpoints';
-import type { GlobalFeed } from './global-feed';
 import { PositionWaiters } from './position-waiters';
 
 /** A subscription's settings, whichever way it applies its batches. */

@@ -13,10 +13,6 @@ export function runWithContext<T>(context: RequestContext, fn: () => T): T {
   return storage.run(context, fn);
 }
 
-export function currentContext(): RequestContext | undefined {
-  return storage.getStore();
-}
-
 export function currentTraceId(): string | undefined {
   return storage.getStore()?.traceId;
 }

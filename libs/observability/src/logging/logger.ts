@@ -8,7 +8,7 @@ import { secretMasker, type SecretMasker } from './secret-masker';
  * second fence: keys, tokens and passwords under any of these names print as [REDACTED]; the
  * third fence masks known secret values wherever they appear (see SecretMasker).
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'apiKey',
   '*.apiKey',
   '*.*.apiKey',

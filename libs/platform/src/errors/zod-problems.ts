@@ -2,7 +2,7 @@ import type { ZodError } from 'zod';
 import { DomainError, type FieldProblem } from '@parley/core';
 
 /** Turns a zod failure into field problems ("content: Too small: expected string to have >=1 characters"). */
-export function zodProblems(error: ZodError): FieldProblem[] {
+function zodProblems(error: ZodError): FieldProblem[] {
   return error.issues.map((issue) => ({
     path: issue.path.length ? issue.path.map(String).join('.') : '(body)',
     message: issue.message,

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
  * Redis is down (rate limits and readiness must answer, not queue for ever), and reconnects
  * go on in the background so the service recovers by itself when Redis returns.
  */
-export function createRedis(url: string): Redis {
+function createRedis(url: string): Redis {
   const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,

@@ -1,12 +1,11 @@
 import { streamIdOf } from '@parley/conversation';
 import { PostgresEventStore } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
-import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
+import { conversationScript, createTestDatabase, snapshotFixture, toAppend, type TestDatabase } from '@parley/testing';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
-import { conversationScript, toAppend } from '../testing/conversation-script';
 
 const root = join(__dirname, '../../../..');
 function parley(db: TestDatabase, ...args: string[]): Promise<{ code: number; stdout: string }> {

@@ -1,4 +1,4 @@
-import { conversationIdOf, type ConversationEvent } from '@parley/conversation';
+import { conversationIdOf, toEnvelope, type ConversationEvent } from '@parley/conversation';
 import type { RecordedEvent } from '@parley/event-store';
 
 /** A stored conversation event as the projections read it. */
@@ -11,13 +11,21 @@ export interface ProjectedEvent {
   event: ConversationEvent;
 }
 
-export function projectedEvent(recorded: RecordedEvent): ProjectedEvent {
-  const occurredAt = recorded.metadata.occurredAt;
-  return {
-    conversationId: conversationIdOf(recorded.streamId),
-    revision: Number(recorded.revision),
-    position: recorded.position,
-    at: typeof occurredAt === 'string' ? occurredAt : recorded.createdAt.toISOString(),
-    event: { type: recorded.type, data: recorded.data } as ConversationEvent,
-  };
+/**
+ * The stored events as the projections read them: upcast to the current version of each type;
+ * an event of a type (or version) a newer Parley wrote is left out.
+ */
+export function projectedEvents(recorded: readonly RecordedEvent[]): ProjectedEvent[] {
+  return recorded.flatMap((e) => {
+    const envelope = toEnvelope(e);
+    if (!envelope) return [];
+    const occurredAt = e.metadata.occurredAt;
+    return {
+      conversationId: conversationIdOf(e.streamId),
+      revision: Number(e.revision),
+      position: e.position,
+      at: typeof occurredAt === 'string' ? occurredAt : e.createdAt.toISOString(),
+      event: envelope,
+    };
+  });
 }

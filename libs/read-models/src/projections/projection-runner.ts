@@ -2,7 +2,7 @@ import { CONVERSATION_CATEGORY } from '@parley/conversation';
 import { runSubscription, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
 import type { Pool } from 'pg';
 import { applyProjections } from './apply-projections';
-import { projectedEvent } from './projected-event';
+import { projectedEvents } from './projected-event';
 import type { Projection } from './projection';
 import { READ_MODELS_SUBSCRIPTION } from './projections';
 
@@ -43,7 +43,7 @@ export function runProjections(projections: readonly Projection[], options: Proj
     // are rebuildable from the event store anyway. Not waiting for the WAL flush is safe here.
     synchronousCommit: false,
     async writeBatch(events, db, checkpoint) {
-      const moved = await applyProjections(db, projections, events.map(projectedEvent), live, checkpoint.statement);
+      const moved = await applyProjections(db, projections, projectedEvents(events), live, checkpoint.statement);
       const newest = events.at(-1);
       if (moved && newest) {
         const lagMs = Date.now() - newest.createdAt.getTime();

@@ -1,14 +1,16 @@
+import { Logger } from '@nestjs/common';
+import { DEV_PRINCIPAL } from '@parley/auth';
+import { fold, streamIdOf, toEnvelope, type ExistingConversation } from '@parley/conversation';
 import { randomUUID } from 'node:crypto';
-import { fold, streamIdOf, type ConversationEnvelope, type ExistingConversation } from '@parley/conversation';
 import { comparePositions, PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
-import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
+import { conversationScript, createTestDatabase, snapshotFixture, toAppend, type TestDatabase } from '@parley/testing';
 import { Client, type Pool } from 'pg';
-import { conversationScript, toAppend } from '../testing/conversation-script';
 import { applyProjections } from './apply-projections';
 import { messagesProjection } from './messages.projection';
-import { projectedEvent } from './projected-event';
+import { projectedEvents } from './projected-event';
 import { runProjections } from './projection-runner';
+import { AuditQueries } from '../queries/audit-queries';
 import { PROJECTIONS } from './projections';
 import { rebuildProjections } from './rebuild';
 
@@ -80,7 +82,7 @@ describe('read-model projections', () => {
 
   it('match the folded events field by field after a full conversation', async () => {
     const recorded = await store.readStream(streamIdOf(ids[0]));
-    const state = fold(recorded.map((r) => ({ ...r, metadata: r.metadata }) as unknown as ConversationEnvelope));
+    const state = fold(recorded.flatMap((r) => toEnvelope(r) ?? []));
     const c = state as ExistingConversation;
     const { rows } = await pool.query('select * from rm_conversations where conversation_id = $1', [ids[0]]);
     expect(rows[0]).toMatchObject({
@@ -174,7 +176,7 @@ describe('read-model projections', () => {
 
   it('changes nothing when the same events are delivered again', async () => {
     const before = await dump();
-    const again = (await store.readAll()).map(projectedEvent);
+    const again = projectedEvents(await store.readAll());
     const tx = await pool.connect();
     try {
       await tx.query('begin');
@@ -271,5 +273,37 @@ describe('read-model projections', () => {
     expect(loaded).toEqual(TABLES.filter((table) => table !== 'rm_usage_daily'));
     for (const table of TABLES) expect(write).toContain(`insert into ${table} as t `);
     expect(await statusOf(id)).toEqual([{ status: 'CO' }]);
+  });
+
+  it('projects a stream holding an event type a newer Parley wrote, skipping it with one warning', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const id = randomUUID();
+      const future = (title: string) => ({
+        eventId: randomUUID(),
+        type: 'ConversationRetitledInFuture',
+        schemaVersion: 1,
+        data: { title },
+        metadata: { occurredAt: '2026-11-20T10:00:00.500Z' },
+      });
+      const events = toAppend(conversationScript(id, { snapshot: snapshotFixture() }));
+      events.splice(1, 0, future('first'));
+      events.splice(5, 0, future('second'));
+      await store.append(streamIdOf(id), events);
+      await caughtUp();
+
+      const { rows } = await pool.query(
+        'select status, last_revision, (select count(*)::int from rm_messages m where m.conversation_id = c.conversation_id) as messages from rm_conversations c where conversation_id = $1',
+        [id],
+      );
+      expect(rows).toEqual([{ status: 'CO', last_revision: BigInt(events.length - 1), messages: 11 }]);
+      const audited = await new AuditQueries(store).getState(DEV_PRINCIPAL, { conversationId: id });
+      expect(audited).toMatchObject({ revision: events.length - 1, state: { status: 'CO' } });
+      expect(warn.mock.calls.map(([text]) => text)).toEqual([
+        expect.stringMatching(/^Skipping event type ConversationRetitledInFuture: a newer Parley wrote it/),
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

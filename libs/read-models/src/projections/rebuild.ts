@@ -9,7 +9,7 @@ import {
 } from '@parley/event-store';
 import type { ClientBase, Pool } from 'pg';
 import { applyProjections } from './apply-projections';
-import { projectedEvent, type ProjectedEvent } from './projected-event';
+import { projectedEvents, type ProjectedEvent } from './projected-event';
 import type { Projection } from './projection';
 import { CONVERSATION_FILTER } from './projection-runner';
 import { PROJECTIONS, READ_MODELS_SUBSCRIPTION } from './projections';
@@ -33,7 +33,7 @@ async function catchUp(
   let count = 0;
   for (;;) {
     const page = await feed.readPage(position, CONVERSATION_FILTER, batchSize);
-    if (page.events.length > 0) await apply(page.events.map(projectedEvent));
+    if (page.events.length > 0) await apply(projectedEvents(page.events));
     count += page.events.length;
     const last = page.events.at(-1)?.position ?? null;
     const next = page.events.length < batchSize ? maxPosition(last, page.scannedTo) : last;

@@ -1,5 +1,5 @@
 import { assertCanRead, requireRoles, type Principal } from '@parley/auth';
-import { fold, streamIdOf, type ConversationEnvelope } from '@parley/conversation';
+import { fold, streamIdOf, toEnvelope } from '@parley/conversation';
 import type { EventStore, RecordedEvent } from '@parley/event-store';
 import { DomainError } from '@parley/core';
 import type { EventsQuery, FeedQuery, StateQuery } from './query-schemas';
@@ -52,7 +52,8 @@ export class AuditQueries {
         atRevision: q.atRevision,
         lastRevision: Number(last.revision),
       });
-    const state = fold(events as unknown as ConversationEnvelope[]);
+    // Upcast as every fold reads them; the events auditors read (getEvents) stay as stored.
+    const state = fold(events.flatMap((e) => toEnvelope(e) ?? []));
     return { conversationId: q.conversationId, revision: Number(last.revision), position: last.position, state };
   }
 
@@ -76,8 +77,9 @@ export class AuditQueries {
 
   /** NOT_FOUND unless the conversation exists and the caller may read it. */
   async assertReadable(principal: Principal, conversationId: string): Promise<void> {
-    const [first] = await this.store.readStream(streamIdOf(conversationId), { maxCount: 1 });
-    const owner = (first?.data as { owner?: string } | undefined)?.owner ?? '';
+    const [stored] = await this.store.readStream(streamIdOf(conversationId), { maxCount: 1 });
+    const first = stored && toEnvelope(stored);
+    const owner = first?.type === 'ConversationStarted' ? first.data.owner : '';
     assertCanRead(principal, owner, { type: 'Conversation', id: conversationId });
   }
 }

@@ -96,6 +96,3 @@ export function modelCallOf(r: Row) {
 }
 
 export type ConversationView = ReturnType<typeof conversationOf>;
-export type MessageView = ReturnType<typeof messageOf>;
-export type ToolCallView = ReturnType<typeof toolCallOf>;
-export type ModelCallView = ReturnType<typeof modelCallOf>;

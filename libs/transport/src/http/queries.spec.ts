@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { conversationScript, toAppend } from '../../../read-models/src/testing/conversation-script';
+import { conversationScript, toAppend } from '@parley/testing';
 import { ADMIN_KEY, startReadSideApp, type ReadSideApp } from '../testing/read-side-app';
 
 const bundle = parse(readFileSync(join(__dirname, '../../../../examples/catalog.yaml'), 'utf8')) as unknown;

@@ -8,7 +8,7 @@ import { snapshotFixture } from '@parley/testing';
 import { AckPolicy, connect, DeliverPolicy, headers, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { conversationScript, toAppend } from '../../../read-models/src/testing/conversation-script';
+import { conversationScript, toAppend } from '@parley/testing';
 import { ADMIN_KEY, startReadSideApp, type ReadSideApp } from '../testing/read-side-app';
 import { integrationStreamName } from './integration-relay';
 

@@ -50,7 +50,7 @@ export class IntegrationRelay implements OnApplicationBootstrap, BeforeApplicati
   private async start(nats: NatsConnection): Promise<void> {
     const runner = await runIntegrationRelay({
       pool: this.pool,
-      feed: this.store as unknown as GlobalFeed,
+      feed: this.store satisfies GlobalFeed,
       nats,
       prefix: this.config.prefix,
       pollMs: this.config.eventStore.pollMs,

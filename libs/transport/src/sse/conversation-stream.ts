@@ -1,5 +1,5 @@
 import { streamIdOf } from '@parley/conversation';
-import type { EventStore, GlobalFeed } from '@parley/event-store';
+import type { EventStore } from '@parley/event-store';
 import type { LiveDeltas } from '@parley/read-models';
 import { eventView } from '@parley/read-models';
 
@@ -32,7 +32,6 @@ export async function streamConversation(
   options: ConversationStreamOptions,
 ): Promise<void> {
   const { store, live, pollMs, heartbeatMs, pageSize = 200 } = options;
-  const feed = store as unknown as Partial<GlobalFeed>;
   const stopDeltas = live.subscribe(conversationId, (delta) => sink.write(frame({ event: 'delta', data: delta })));
   const heartbeat = setInterval(() => sink.write(': keep-alive\n\n'), heartbeatMs);
   let next = afterRevision + 1;
@@ -47,8 +46,7 @@ export async function streamConversation(
         next = Number(e.revision) + 1;
       }
       if (events.length === pageSize) continue;
-      if (feed.waitForAppend) await feed.waitForAppend(pollMs, signal);
-      else await new Promise((r) => setTimeout(r, pollMs));
+      await store.waitForAppend(pollMs, signal);
     }
   } finally {
     clearInterval(heartbeat);

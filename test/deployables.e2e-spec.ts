@@ -6,11 +6,11 @@ import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { createHttpApp, listenForOperations } from '@parley/transport';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { CommandApiModule } from '../../command-api/src/command-api.module';
-import { ProjectorModule } from '../../projector/src/projector.module';
-import { QueryApiModule } from '../../query-api/src/query-api.module';
-import { AppModule } from '../../server/src/app.module';
-import { WorkerModule } from './worker.module';
+import { CommandApiModule } from '../apps/command-api/src/command-api.module';
+import { ProjectorModule } from '../apps/projector/src/projector.module';
+import { QueryApiModule } from '../apps/query-api/src/query-api.module';
+import { AppModule } from '../apps/server/src/app.module';
+import { WorkerModule } from '../apps/worker/src/worker.module';
 
 const ADMIN_KEY = 'pk_test_admin_key_deployables_0001';
 

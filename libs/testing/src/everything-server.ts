@@ -1,5 +1,4 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 
 /** The reference MCP server from npm, run with the current Node executable. */
 export const EVERYTHING_BIN = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -28,13 +27,6 @@ export async function startEverythingHttp(mode: 'streamableHttp' | 'sse', port: 
   });
   child.stderr!.resume();
   return child;
-}
-
-export async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
 }
 
 /** Child processes of this (Jest worker) process running server-everything. */
