@@ -3,9 +3,10 @@ export {
   type LlmContentPart,
   type LlmMessage,
   type LlmRequest,
+  type LlmStreamEvent,
   type ProviderEndpoint,
   type ProviderEndpoints,
 } from './llm.port';
 export { LlmError } from './llm-error';
-export { LlmClient, type LlmCallResult } from './llm-client';
+export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';

@@ -12,16 +12,15 @@ import {
   ConversationRepository,
   conversationIdOf,
   endsTurn,
+  toEnvelope,
   TURN_ENDING_EVENTS,
   TurnScheduler,
-  type ConversationEvent,
 } from '@parley/conversation';
 import {
   EVENT_STORE,
   runSubscription,
   StreamDeleted,
   type EventStore,
-  type GlobalFeed,
   type RecordedEvent,
   type SubscriptionRunner,
 } from '@parley/event-store';
@@ -81,7 +80,7 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
   onApplicationBootstrap(): void {
     this.runner = runSubscription({
       pool: this.pool,
-      feed: this.store satisfies GlobalFeed,
+      feed: this.store,
       subscriptionId: `turn-dispatcher:${this.config.prefix}`,
       // Only what starts or ends a turn or a question: a small part of a conversation's events.
       filter: { categories: [CONVERSATION_CATEGORY], eventTypes: WATCHED },
@@ -154,12 +153,10 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
       if (err instanceof StreamDeleted) return [];
       throw err;
     });
-    for (const event of stillOpen(since).get(conversationId) ?? [])
-      await this.scheduler.reschedule(
-        conversationId,
-        { type: event.type, data: event.data } as ConversationEvent,
-        event.revision,
-      );
+    for (const event of stillOpen(since).get(conversationId) ?? []) {
+      const envelope = toEnvelope(event);
+      if (envelope) await this.scheduler.reschedule(conversationId, envelope, event.revision);
+    }
   }
 }
 

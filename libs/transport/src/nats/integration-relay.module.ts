@@ -7,7 +7,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { EVENT_STORE, type EventStore, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
+import { EVENT_STORE, type EventStore, type SubscriptionRunner } from '@parley/event-store';
 import { NATS_LINK, PG_POOL, type NatsConnection, type NatsLink } from '@parley/platform';
 import type { Pool } from 'pg';
 import { runIntegrationRelay } from './integration-relay';
@@ -50,7 +50,7 @@ export class IntegrationRelay implements OnApplicationBootstrap, BeforeApplicati
   private async start(nats: NatsConnection): Promise<void> {
     const runner = await runIntegrationRelay({
       pool: this.pool,
-      feed: this.store satisfies GlobalFeed,
+      feed: this.store,
       nats,
       prefix: this.config.prefix,
       pollMs: this.config.eventStore.pollMs,
