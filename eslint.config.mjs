@@ -41,6 +41,12 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
+    // The turn loop stays a sequence of short steps: the decider decides, the worker performs.
+    files: ['libs/turn/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixtures.ts', '**/*.test-kit.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     // The config lib owns the environment; test/bench/tool entry points read their own knobs.
     files: [
       'libs/config/**',

@@ -1,11 +1,13 @@
+import { roundCost } from '@parley/core';
 import type { CommandReply, TurnReply } from '../api/replies';
+import { costOf, replyOf } from '../domain/turn.rules';
 import { type ConversationState, pendingApprovals } from '../domain/conversation.state';
 
 export function commandReplyOf(conversationId: string, state: ConversationState, position: string): CommandReply {
   return { conversationId, status: state.status === 'none' ? 'NS' : state.status, position };
 }
 
-/** API.md's reply to a turn-running command: the turn's outcome so far. */
+/** The reply to a turn-running command: the turn's outcome so far. */
 export function turnReplyOf(
   conversationId: string,
   state: ConversationState,
@@ -16,15 +18,9 @@ export function turnReplyOf(
   if (state.status === 'none')
     return { ...base, done, reply: null, usage: { inputTokens: 0, outputTokens: 0, estimatedCost: 0 } };
   const turn = state.turn;
-  const { inputTokenPrice, outputTokenPrice } = state.snapshot.model;
-  const usage = {
-    inputTokens: turn?.usage.inputTokens ?? 0,
-    outputTokens: turn?.usage.outputTokens ?? 0,
-    estimatedCost: round(
-      (turn?.usage.inputTokens ?? 0) * inputTokenPrice + (turn?.usage.outputTokens ?? 0) * outputTokenPrice,
-    ),
-  };
-  const reply = state.status === 'CO' ? (turn?.endedByTool ? turn.endedByTool.reply : (turn?.lastReply ?? null)) : null;
+  const used = turn?.usage ?? { inputTokens: 0, outputTokens: 0 };
+  const usage = { ...used, estimatedCost: roundCost(costOf(state.snapshot.model, used)) };
+  const reply = state.status === 'CO' && turn ? replyOf(turn) : null;
   const approvals = pendingApprovals(state).map(({ id, name, arguments: args }) => ({
     toolCallId: id,
     name,
@@ -43,5 +39,3 @@ export function turnReplyOf(
     ...(state.status === 'FA' && state.error ? { error: { ...state.error } } : {}),
   };
 }
-
-const round = (n: number) => Math.round(n * 1e9) / 1e9;

@@ -1,5 +1,13 @@
 import { assertNever, DomainError } from '@parley/core';
-import type { ConversationCommand, SendMessage, SubmitAnswers } from './conversation.commands';
+import type {
+  ApproveToolCall,
+  ConversationCommand,
+  PauseConversation,
+  RejectToolCall,
+  SendMessage,
+  StartConversation,
+  SubmitAnswers,
+} from './conversation.commands';
 import type { ConversationEvent } from './conversation.events';
 import { type ConversationState, type ExistingConversation, pendingApprovals } from './conversation.state';
 import { STATUS_NAMES } from './conversation.status';
@@ -10,55 +18,21 @@ import { nextSequence } from './turn.rules';
 
 /**
  * The conversation decider: which events a command causes in a given state, or a refusal with
- * the stable code of API.md. Pure and synchronous.
+ * a stable error code. Pure and synchronous; `decide` only dispatches, one function per command.
  */
 export function decide(command: ConversationCommand | SystemCommand, state: ConversationState): ConversationEvent[] {
   if (isSystemCommand(command)) return decideTurn(command, state);
-  if (command.type === 'StartConversation') {
-    if (state.status !== 'none') {
-      throw new DomainError('CONFLICT', `Conversation '${command.data.conversationId}' already exists.`, {
-        conversationId: command.data.conversationId,
-      });
-    }
-    const { conversationId, agentCode, actionCode, metadata, snapshot } = command.data;
-    return [
-      {
-        type: 'ConversationStarted',
-        data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
-      },
-    ];
-  }
+  if (command.type === 'StartConversation') return startConversation(command, state);
   if (state.status === 'none') throw new DomainError('NOT_FOUND', 'Conversation was not found.');
-
   switch (command.type) {
     case 'SendMessage':
       return sendMessage(command, state);
     case 'SubmitAnswers':
       return submitAnswers(command, state);
-    case 'ApproveToolCall': {
-      awaitingApproval(state, command.data.toolCallId);
-      return [
-        { type: 'ToolCallApproved', data: { toolCallId: command.data.toolCallId } },
-        ...resumeIfClear(state, command.data.toolCallId),
-      ];
-    }
-    case 'RejectToolCall': {
-      const call = awaitingApproval(state, command.data.toolCallId);
-      const turnNo = state.turn?.no ?? 0;
-      return [
-        {
-          type: 'ToolCallRejected',
-          data: {
-            turnNo,
-            sequence: nextSequence(state),
-            toolCallId: call.id,
-            name: call.name,
-            reason: command.data.reason,
-          },
-        },
-        ...resumeIfClear(state, call.id),
-      ];
-    }
+    case 'ApproveToolCall':
+      return approveToolCall(command, state);
+    case 'RejectToolCall':
+      return rejectToolCall(command, state);
     case 'TerminateConversation':
       notClosed(state);
       return [{ type: 'ConversationTerminated', data: { reason: command.data.reason } }];
@@ -66,19 +40,9 @@ export function decide(command: ConversationCommand | SystemCommand, state: Conv
       notClosed(state);
       return [{ type: 'ConversationKilled', data: { reason: command.data.reason } }];
     case 'PauseConversation':
-      notClosed(state);
-      if (state.status === 'PA') throw refusal('CONVERSATION_PAUSED', state, 'is already paused');
-      if (state.status === 'ST') throw refusal('CONFLICT', state, 'is stuck: recover, terminate or kill it');
-      return [{ type: 'ConversationPaused', data: { reason: command.data.reason } }];
+      return pause(command, state);
     case 'ResumeConversation':
-      notClosed(state);
-      if (state.status !== 'PA') throw refusal('CONFLICT', state, 'is not paused');
-      return [
-        { type: 'ConversationResumed', data: {} },
-        ...(state.pausedFrom === 'RU' && state.turn
-          ? [{ type: 'TurnResumed' as const, data: { turnNo: state.turn.no, reason: 'resume' as const } }]
-          : []),
-      ];
+      return resume(state);
     case 'RecoverConversation':
       notClosed(state);
       if (state.status !== 'ST' || !state.turn) throw refusal('CONFLICT', state, 'is not stuck');
@@ -88,8 +52,64 @@ export function decide(command: ConversationCommand | SystemCommand, state: Conv
     case 'RemoveToolRepository':
       return decideToolRepository(command, state, (code, why) => refusal(code, state, why));
     default:
-      return assertNever(command);
+      return assertNever(command, 'command');
   }
+}
+
+function startConversation(command: StartConversation, state: ConversationState): ConversationEvent[] {
+  const { conversationId, agentCode, actionCode, metadata, snapshot } = command.data;
+  if (state.status !== 'none')
+    throw new DomainError('CONFLICT', `Conversation '${conversationId}' already exists.`, { conversationId });
+  return [
+    {
+      type: 'ConversationStarted',
+      data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
+    },
+  ];
+}
+
+function approveToolCall(command: ApproveToolCall, state: ExistingConversation): ConversationEvent[] {
+  awaitingApproval(state, command.data.toolCallId);
+  return [
+    { type: 'ToolCallApproved', data: { toolCallId: command.data.toolCallId } },
+    ...resumeIfClear(state, command.data.toolCallId),
+  ];
+}
+
+function rejectToolCall(command: RejectToolCall, state: ExistingConversation): ConversationEvent[] {
+  const call = awaitingApproval(state, command.data.toolCallId);
+  return [
+    {
+      type: 'ToolCallRejected',
+      data: {
+        turnNo: state.turn?.no ?? 0,
+        sequence: nextSequence(state),
+        toolCallId: call.id,
+        name: call.name,
+        reason: command.data.reason,
+      },
+    },
+    ...resumeIfClear(state, call.id),
+  ];
+}
+
+function pause(command: PauseConversation, state: ExistingConversation): ConversationEvent[] {
+  notClosed(state);
+  if (state.status === 'PA') throw refusal('CONVERSATION_PAUSED', state, 'is already paused');
+  if (state.status === 'ST') throw refusal('CONFLICT', state, 'is stuck: recover, terminate or kill it');
+  return [{ type: 'ConversationPaused', data: { reason: command.data.reason } }];
+}
+
+/** A conversation paused mid-turn resumes its turn too. */
+function resume(state: ExistingConversation): ConversationEvent[] {
+  notClosed(state);
+  if (state.status !== 'PA') throw refusal('CONFLICT', state, 'is not paused');
+  return [
+    { type: 'ConversationResumed', data: {} },
+    ...(state.pausedFrom === 'RU' && state.turn
+      ? [{ type: 'TurnResumed' as const, data: { turnNo: state.turn.no, reason: 'resume' as const } }]
+      : []),
+  ];
 }
 
 function sendMessage(command: SendMessage, state: ExistingConversation): ConversationEvent[] {

@@ -5,6 +5,7 @@ import { availableTools, type ConversationState, type TurnToolCall } from './con
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
   completion,
+  costOf,
   nextSequence,
   overTime,
   promptBreach,
@@ -128,7 +129,7 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
         inputTokens,
         outputTokens,
         usageEstimated: estimated,
-        cost: inputTokens * model.inputTokenPrice + outputTokens * model.outputTokenPrice,
+        cost: costOf(model, reply.usage),
         latencyMs: reply.latencyMs,
       },
     },

@@ -1,4 +1,4 @@
-import type { TurnFailureCode } from '@parley/core';
+import type { ConversationSnapshot, TurnFailureCode } from '@parley/core';
 import type { ConversationCompleted, ConversationFailed } from './conversation.events';
 import type { ExistingConversation, TurnProgress } from './conversation.state';
 
@@ -69,6 +69,16 @@ export function completionCap(c: RunningTurn): number | undefined {
   return maxTokens === undefined ? left : Math.min(maxTokens, left);
 }
 
+/** What tokens cost at the model's prices, as recorded per model call and estimated per turn. */
+export const costOf = (
+  model: ConversationSnapshot['model'],
+  usage: { inputTokens: number; outputTokens: number },
+): number => usage.inputTokens * model.inputTokenPrice + usage.outputTokens * model.outputTokenPrice;
+
+/** The turn's reply: a returnDirect tool's output (null after skipResponse), else the model's last reply. */
+export const replyOf = (turn: TurnProgress): string | null =>
+  turn.endedByTool ? turn.endedByTool.reply : turn.lastReply;
+
 /**
  * The turn is over when a tool that returns directly (or skips the response) ended its round,
  * or when the model's last reply of this turn asked for no tool: the ConversationCompleted
@@ -84,7 +94,7 @@ export function completion(c: RunningTurn): ConversationCompleted | null {
     data: {
       turnNo: turn.no,
       finishReason: turn.lastFinishReason ?? 'ST',
-      reply: turn.endedByTool ? turn.endedByTool.reply : turn.lastReply,
+      reply: replyOf(turn),
       responseModel: turn.responseModel,
     },
   };
