@@ -41,6 +41,24 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
+    // The domain is pure: deciding loads no framework, driver or other library of Parley.
+    files: ['libs/domain/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.fixtures.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@parley/core$|\\.)',
+              message: 'libs/domain imports only @parley/core and its own files: it stays pure.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The turn loop stays a sequence of short steps: the decider decides, the worker performs.
     files: ['libs/turn/src/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.fixtures.ts', '**/*.test-kit.ts'],

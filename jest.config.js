@@ -13,6 +13,7 @@ const swc = [
 
 const libs = [
   'core',
+  'domain',
   'config',
   'event-store',
   'conversation',

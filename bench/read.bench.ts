@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { loadConfig } from '../libs/config/src';
-import { streamIdOf } from '../libs/conversation/src';
+import { streamIdOf } from '../libs/domain/src';
 import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { PG_POOL } from '../libs/platform/src';

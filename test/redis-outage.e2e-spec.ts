@@ -1,4 +1,5 @@
-import { ConversationRepository, decide } from '@parley/conversation';
+import { ConversationRepository } from '@parley/conversation';
+import { decide } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { connectedRedis } from '@parley/platform';
 import { freePort, killProcess, startRedisServer, until } from '@parley/testing';

@@ -1,36 +1,3 @@
-export type * from './domain/conversation.events';
-export type * from './domain/conversation.commands';
-export type * from './domain/event-envelope';
-export { CONVERSATION_CATEGORY, streamIdOf, conversationIdOf } from './domain/conversation.events';
-export {
-  type ConversationState,
-  type ConversationData,
-  type ExistingConversation,
-  type TranscriptEntry,
-  type TurnProgress,
-  type TurnToolCall,
-  type ToolCallStatus,
-  type PendingQuestion,
-  initialState,
-  availableTools,
-  pendingApprovals,
-} from './domain/conversation.state';
-export {
-  type Status,
-  type ResumableStatus,
-  type Lifecycle,
-  statusAfter,
-  endsTurn,
-  TURN_ENDING_EVENTS,
-} from './domain/conversation.status';
-export { decide } from './domain/conversation.decide';
-export { nextSequence } from './domain/turn.rules';
-export type * from './domain/turn.commands';
-export { nextTurnStep, type TurnStep, type ModelCallPlan } from './domain/turn.step';
-export { evolve, fold } from './domain/conversation.evolve';
-export { conversationDecider } from './domain/conversation.decider';
-export { transcriptEntryOf } from './domain/transcript';
-export { repositoryOf, type ToolRepository, type ToolRepositoryOptions } from './domain/tool-repositories';
 export type * from './api/replies';
 export {
   defineOperation,

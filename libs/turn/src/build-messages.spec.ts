@@ -7,7 +7,7 @@ import {
   type ConversationState,
   type ExistingConversation,
   type ToolCallRef,
-} from '@parley/conversation';
+} from '@parley/domain';
 import { type ConversationSnapshot, type TurnFailureCode, type MemoryStrategy } from '@parley/core';
 import type { LlmMessage } from '@parley/llm';
 import { snapshotFixture } from '@parley/testing';

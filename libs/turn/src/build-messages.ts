@@ -1,4 +1,4 @@
-import type { ExistingConversation, TranscriptEntry } from '@parley/conversation';
+import type { ExistingConversation, TranscriptEntry } from '@parley/domain';
 import type { LlmContentPart, LlmMessage } from '@parley/llm';
 
 /**

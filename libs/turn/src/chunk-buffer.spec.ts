@@ -1,4 +1,4 @@
-import type { ConversationEvent } from '@parley/conversation';
+import type { ConversationEvent } from '@parley/domain';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChunkBuffer } from './chunk-buffer';
 import { startTurn, useTurnStore } from './turn.test-kit';

@@ -1,4 +1,4 @@
-import type { ConversationEvent } from '@parley/conversation';
+import type { ConversationEvent } from '@parley/domain';
 import type { TurnContext } from './turn-context';
 
 export interface Batch {

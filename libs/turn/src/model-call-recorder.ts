@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { ConversationEvent, ModelCallPlan } from '@parley/conversation';
+import type { ConversationEvent, ModelCallPlan } from '@parley/domain';
 import type { LlmAttemptFailure, LlmCallHooks, LlmCallResult, LlmError, LlmStreamEvent } from '@parley/llm';
 import { ChunkBuffer } from './chunk-buffer';
 import type { TurnContext } from './turn-context';

@@ -1,4 +1,4 @@
-import { availableTools, type ExistingConversation, type ModelCallPlan } from '@parley/conversation';
+import { availableTools, type ExistingConversation, type ModelCallPlan } from '@parley/domain';
 import type { LlmRequest, ProviderEndpoint } from '@parley/llm';
 import { buildMessages } from './build-messages';
 

@@ -1,4 +1,4 @@
-import type { ModelCallPlan } from '@parley/conversation';
+import type { ModelCallPlan } from '@parley/domain';
 import { LlmError, type LlmCallResult } from '@parley/llm';
 import { withSpan } from '@parley/observability';
 import { countPromptTokens } from '@parley/prompt';

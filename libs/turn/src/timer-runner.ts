@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { ConversationRepository, decide, type TimerJob, TurnScheduler } from '@parley/conversation';
+import { ConversationRepository, type TimerJob, TurnScheduler } from '@parley/conversation';
+import { decide } from '@parley/domain';
 import { WrongExpectedVersion } from '@parley/event-store';
 
 /**

@@ -1,4 +1,4 @@
-import type { TurnStep } from '@parley/conversation';
+import type { TurnStep } from '@parley/domain';
 import { withSpan } from '@parley/observability';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';

@@ -1,15 +1,14 @@
+import { type Appended, type ConversationRepository } from '@parley/conversation';
 import {
-  type Appended,
   decide,
   type SystemCommand,
   type Unstamped,
   type ConversationEnvelope,
   type ConversationEvent,
-  type ConversationRepository,
   type ConversationState,
   type ExistingConversation,
   fold,
-} from '@parley/conversation';
+} from '@parley/domain';
 import { WrongExpectedVersion } from '@parley/event-store';
 
 /** Thrown when another writer (a kill, a pause, a racing worker) changed the stream under the turn. */

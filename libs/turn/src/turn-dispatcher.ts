@@ -7,15 +7,8 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import {
-  CONVERSATION_CATEGORY,
-  ConversationRepository,
-  conversationIdOf,
-  endsTurn,
-  toEnvelope,
-  TURN_ENDING_EVENTS,
-  TurnScheduler,
-} from '@parley/conversation';
+import { ConversationRepository, toEnvelope, TurnScheduler } from '@parley/conversation';
+import { CONVERSATION_CATEGORY, conversationIdOf, endsTurn, TURN_ENDING_EVENTS } from '@parley/domain';
 import {
   EVENT_STORE,
   runSubscription,

@@ -2,14 +2,8 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { assertNever } from '@parley/core';
-import {
-  ConversationRepository,
-  ConversationSignals,
-  nextTurnStep,
-  type ConversationEvent,
-  type TurnJob,
-  TurnScheduler,
-} from '@parley/conversation';
+import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
+import { nextTurnStep, type ConversationEvent } from '@parley/domain';
 import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';

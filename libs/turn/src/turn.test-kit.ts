@@ -1,5 +1,6 @@
 import { loadConfig } from '@parley/config';
-import { ConversationRepository, ConversationSignals, type ConversationEvent } from '@parley/conversation';
+import { ConversationRepository, ConversationSignals } from '@parley/conversation';
+import { type ConversationEvent } from '@parley/domain';
 import { type EventStore, PostgresEventStore } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, snapshotFixture } from '@parley/testing';

@@ -1,5 +1,5 @@
-import type { Question } from '../domain/conversation.events';
-import type { Status } from '../domain/conversation.status';
+import type { Question } from '@parley/domain';
+import type { Status } from '@parley/domain';
 
 /** The reply of a command that does not run a turn. */
 export interface CommandReply {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Status } from '../domain/conversation.status';
+import type { Status } from '@parley/domain';
 
 /**
  * CommandReply and TurnReply as the operations declare them (for the OpenAPI document and the

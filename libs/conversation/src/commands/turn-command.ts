@@ -4,7 +4,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { DomainError } from '@parley/core';
 import type { OperationContext } from '../api/operation';
 import type { TurnReply } from '../api/replies';
-import type { ConversationCommand } from '../domain/conversation.commands';
+import type { ConversationCommand } from '@parley/domain';
 import { CommandRunner, type CommandBuilder } from './command-runner';
 import { turnReplyOf } from './turn-reply';
 import { TurnWaiter } from './turn-waiter';

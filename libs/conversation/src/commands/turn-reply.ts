@@ -1,7 +1,7 @@
 import { roundCost } from '@parley/core';
 import type { CommandReply, TurnReply } from '../api/replies';
-import { costOf, replyOf } from '../domain/turn.rules';
-import { type ConversationState, pendingApprovals } from '../domain/conversation.state';
+import { costOf, replyOf } from '@parley/domain';
+import { type ConversationState, pendingApprovals } from '@parley/domain';
 
 export function commandReplyOf(conversationId: string, state: ConversationState, position: string): CommandReply {
   return { conversationId, status: state.status === 'none' ? 'NS' : state.status, position };

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { traceCarrier } from '@parley/observability';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
-import type { ConversationEvent } from '../domain/conversation.events';
+import type { ConversationEvent } from '@parley/domain';
 import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from '../turn-jobs';
 
 /**

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { unavailableError } from '@parley/platform';
-import { evolve } from '../domain/conversation.evolve';
-import type { ConversationState } from '../domain/conversation.state';
-import { endsTurn } from '../domain/conversation.status';
+import { evolve } from '@parley/domain';
+import type { ConversationState } from '@parley/domain';
+import { endsTurn } from '@parley/domain';
 import { type AppendedSignal, ConversationSignals } from '../repository/conversation-signals';
 import { type Appended, ConversationRepository, toEnvelope } from '../repository/conversation.repository';
 

@@ -5,8 +5,8 @@ import { createPgPool } from '@parley/platform';
 import { createTestDatabase, snapshotFixture, type TestDatabase } from '@parley/testing';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { ConversationEvent, MessageRecorded } from '../domain/conversation.events';
-import { CONVERSATION_EVENT_SCHEMAS, type EventSchemas } from '../domain/upcast';
+import type { ConversationEvent, MessageRecorded } from '@parley/domain';
+import { CONVERSATION_EVENT_SCHEMAS, type EventSchemas } from '@parley/domain';
 import { ConversationSignals, type AppendedSignal } from './conversation-signals';
 import { approximateBytes, ConversationRepository } from './conversation.repository';
 

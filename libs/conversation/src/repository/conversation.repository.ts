@@ -4,11 +4,11 @@ import { stripUndefined } from '@parley/core';
 import { EVENT_STORE, type EventStore, type RecordedEvent, StreamNotFound } from '@parley/event-store';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
-import { type ConversationEvent, streamIdOf } from '../domain/conversation.events';
-import { evolve } from '../domain/conversation.evolve';
-import { type ConversationState, initialState } from '../domain/conversation.state';
-import type { ConversationEnvelope, EventMeta } from '../domain/event-envelope';
-import { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from '../domain/upcast';
+import { type ConversationEvent, streamIdOf } from '@parley/domain';
+import { evolve } from '@parley/domain';
+import { type ConversationState, initialState } from '@parley/domain';
+import type { ConversationEnvelope, EventMeta } from '@parley/domain';
+import { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from '@parley/domain';
 import { ConversationSignals } from './conversation-signals';
 
 /** A folded conversation and the revision it was folded at (null: no stream yet). */

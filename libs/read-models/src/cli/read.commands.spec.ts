@@ -1,4 +1,4 @@
-import { streamIdOf } from '@parley/conversation';
+import { streamIdOf } from '@parley/domain';
 import { PostgresEventStore } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';
 import { conversationScript, createTestDatabase, snapshotFixture, toAppend, type TestDatabase } from '@parley/testing';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEV_PRINCIPAL } from '@parley/auth';
 import { loadConfig } from '@parley/config';
-import { streamIdOf } from '@parley/conversation';
+import { streamIdOf } from '@parley/domain';
 import { PostgresEventStore } from '@parley/event-store';
 import { createPgPool, resolveDatabase } from '@parley/platform';
 import { PROJECTIONS, projectionNamed } from '../projections/projections';

@@ -1,4 +1,4 @@
-import { type ResumableStatus, type Status, statusAfter } from '@parley/conversation';
+import { type ResumableStatus, type Status, statusAfter } from '@parley/domain';
 import { roundCost } from '@parley/core';
 import { rowProjection } from './projection';
 import type { Row } from './row-table';

@@ -1,4 +1,4 @@
-import { transcriptEntryOf } from '@parley/conversation';
+import { transcriptEntryOf } from '@parley/domain';
 import { rowProjection } from './projection';
 
 /**

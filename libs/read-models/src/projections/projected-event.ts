@@ -1,4 +1,5 @@
-import { conversationIdOf, toEnvelope, type ConversationEvent } from '@parley/conversation';
+import { toEnvelope } from '@parley/conversation';
+import { conversationIdOf, type ConversationEvent } from '@parley/domain';
 import type { RecordedEvent } from '@parley/event-store';
 
 /** A stored conversation event as the projections read it. */

@@ -1,4 +1,4 @@
-import { CONVERSATION_CATEGORY } from '@parley/conversation';
+import { CONVERSATION_CATEGORY } from '@parley/domain';
 import { runSubscription, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
 import type { Pool } from 'pg';
 import { applyProjections } from './apply-projections';

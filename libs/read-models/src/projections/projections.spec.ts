@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DEV_PRINCIPAL } from '@parley/auth';
-import { fold, streamIdOf, toEnvelope, type ExistingConversation } from '@parley/conversation';
+import { toEnvelope } from '@parley/conversation';
+import { fold, streamIdOf, type ExistingConversation } from '@parley/domain';
 import { randomUUID } from 'node:crypto';
 import { comparePositions, PostgresEventStore, type SubscriptionRunner } from '@parley/event-store';
 import { createPgPool } from '@parley/platform';

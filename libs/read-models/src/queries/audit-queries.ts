@@ -1,5 +1,6 @@
 import { assertCanRead, requireRoles, type Principal } from '@parley/auth';
-import { fold, streamIdOf, toEnvelope } from '@parley/conversation';
+import { toEnvelope } from '@parley/conversation';
+import { fold, streamIdOf } from '@parley/domain';
 import type { EventStore, RecordedEvent } from '@parley/event-store';
 import { DomainError } from '@parley/core';
 import type { EventsQuery, FeedQuery, StateQuery } from './query-schemas';

@@ -1,5 +1,5 @@
 import { CatalogService } from '@parley/catalog';
-import { streamIdOf } from '@parley/conversation';
+import { streamIdOf } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { ProjectionsService } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';

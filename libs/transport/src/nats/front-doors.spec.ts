@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
-import { streamIdOf, type OperationContext, type TurnReply } from '@parley/conversation';
+import { type OperationContext, type TurnReply } from '@parley/conversation';
+import { streamIdOf } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { PG_POOL } from '@parley/platform';
 import { DomainError } from '@parley/core';

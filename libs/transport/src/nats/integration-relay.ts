@@ -1,4 +1,4 @@
-import { CONVERSATION_CATEGORY, conversationIdOf } from '@parley/conversation';
+import { CONVERSATION_CATEGORY, conversationIdOf } from '@parley/domain';
 import { runSubscription, type GlobalFeed, type RecordedEvent, type SubscriptionRunner } from '@parley/event-store';
 import { eventView } from '@parley/read-models';
 import { nanos, type NatsConnection } from 'nats';

@@ -1,4 +1,4 @@
-import { streamIdOf } from '@parley/conversation';
+import { streamIdOf } from '@parley/domain';
 import type { EventStore } from '@parley/event-store';
 import type { LiveDeltas } from '@parley/read-models';
 import { eventView } from '@parley/read-models';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { attachmentSchema, conversationId, waitOptions } from '../../api/input-fields';
 import type { OperationContext } from '../../api/operation';
 import type { TurnReply } from '../../api/replies';
-import type { ConversationState } from '../../domain/conversation.state';
+import type { ConversationState } from '@parley/domain';
 import { TurnCommand } from '../turn-command';
 
 export const sendMessageInput = z.strictObject({
