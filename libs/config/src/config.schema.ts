@@ -2,7 +2,9 @@ import { z } from 'zod';
 
 /**
  * Every setting Parley reads, in one schema. Each entry names the environment variable it
- * comes from; `describe` texts end up in boot errors, so they say what a value must look like.
+ * comes from. Its `describe` text is what README.md's configuration table says about it
+ * (`npm run docs:config` rewrites the table); the validators' messages are what a boot error
+ * says about a bad value.
  */
 const bool = (fallback: boolean) =>
   z
@@ -44,66 +46,176 @@ const key256 = z.string().refine((v) => Buffer.from(v, 'base64').length === 32 |
 });
 
 export const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: int(3000, 0),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'])
+    .default('development')
+    .describe('`development`, `production` or `test`; `production` refuses to start without `PARLEY_ENCRYPTION_KEY`.'),
+  PORT: int(3000, 0).describe(
+    'HTTP port. The worker and the projector serve only `/health`, `/health/ready` and `/metrics` on it.',
+  ),
+  HOST: z.string().min(1).default('0.0.0.0').describe('Address the HTTP server listens on.'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.'),
 
-  DATABASE_URL: url(['postgres', 'postgresql']),
-  DATABASE_POOL_SIZE: int(10, 1),
-  PARLEY_DATA_DIR: z.string().min(1).default('.parley'),
-  REDIS_URL: url(['redis', 'rediss']),
-  NATS_URL: url(['nats', 'tls']),
-  EVENTSTORE_URL: url(['esdb', 'kurrentdb', 'esdb+discover', 'kurrentdb+discover', 'kurrent']),
+  DATABASE_URL: url(['postgres', 'postgresql']).describe(
+    'PostgreSQL (`postgres://…`) of the event store, the catalog and the read models; it must hold every migration (`npm run migrate`). Unset: the all-in-one server runs an embedded PostgreSQL (PGlite) under `PARLEY_DATA_DIR`; the other deployables refuse to start.',
+  ),
+  DATABASE_POOL_SIZE: int(10, 1).describe(
+    "Connections of a process's `pg` pool; TypeORM's pool gets half as many (at least 2). Always 1 on the embedded database.",
+  ),
+  PARLEY_DATA_DIR: z
+    .string()
+    .min(1)
+    .default('.parley')
+    .describe(
+      'Directory of the embedded database, of `postgres.url` (its address, which `parley` commands read) and of the development encryption key.',
+    ),
+  REDIS_URL: url(['redis', 'rediss']).describe(
+    'Redis (`redis://` or `rediss://`) for the turn and timer queues, rate limits and running-turn slots. Unset: an in-process queue and per-process limits.',
+  ),
+  NATS_URL: url(['nats', 'tls']).describe(
+    'NATS (`nats://` or `tls://`) for the NATS front door, live deltas, emitter tools and integration events (JetStream). Unset: NATS is off.',
+  ),
+  EVENTSTORE_URL: url(['esdb', 'kurrentdb', 'esdb+discover', 'kurrentdb+discover', 'kurrent']).describe(
+    'KurrentDB or EventStoreDB connection string (`esdb://`, `kurrentdb://`, …). Set: events are stored there instead of in PostgreSQL; checkpoints stay in PostgreSQL.',
+  ),
   PARLEY_PREFIX: z
     .string()
     .regex(/^[a-z][a-z0-9_-]{0,31}$/, { message: 'expected lower-case letters, digits, - or _' })
-    .default('parley'),
+    .default('parley')
+    .describe(
+      "This deployment's name in NATS subjects, Redis keys, queue names, the JetStream stream and subscription ids.",
+    ),
 
-  PARLEY_ENCRYPTION_KEY: key256.optional(),
-  PARLEY_PREVIOUS_ENCRYPTION_KEYS: z.string().optional(),
-  PARLEY_ADMIN_API_KEY: z.string().min(16, { message: 'expected at least 16 characters' }).optional(),
-  PARLEY_AUTH_ENABLED: bool(true),
-  API_KEY_CACHE_MS: int(5_000, 0),
-  PARLEY_PUBLIC_PATHS: z.string().default('/health,/health/ready,/metrics'),
-  JWT_SECRET: z.string().min(32, { message: 'expected at least 32 characters' }).optional(),
-  JWT_JWKS_URL: url(['http', 'https']),
-  JWT_ISSUER: z.string().optional(),
-  JWT_AUDIENCE: z.string().optional(),
+  PARLEY_ENCRYPTION_KEY: key256
+    .optional()
+    .describe(
+      '256-bit key (64 hex or 44 base64 characters) that encrypts catalog secrets at rest. Required in `production`; elsewhere, when unset, a key is generated into `$PARLEY_DATA_DIR/encryption.key`.',
+    ),
+  PARLEY_PREVIOUS_ENCRYPTION_KEYS: z
+    .string()
+    .optional()
+    .describe(
+      'Comma-separated former encryption keys, still used to decrypt until `parley catalog rotate-key` has re-encrypted every secret.',
+    ),
+  PARLEY_ADMIN_API_KEY: z
+    .string()
+    .min(16, { message: 'expected at least 16 characters' })
+    .optional()
+    .describe(
+      'Bootstrap admin credential (at least 16 characters), sent as `Authorization: Bearer` like an API key. Unset: none; create keys with `parley keys create`.',
+    ),
+  PARLEY_AUTH_ENABLED: bool(true).describe(
+    '`false`: every request runs as an admin without a credential, with a warning at start. Development only.',
+  ),
+  API_KEY_CACHE_MS: int(5_000, 0).describe(
+    'How long an API key that authenticated is trusted without a database lookup; other instances refuse a revoked key within this time. `0`: look it up on every request.',
+  ),
+  PARLEY_PUBLIC_PATHS: z
+    .string()
+    .default('/health,/health/ready,/metrics')
+    .describe('Comma-separated HTTP paths that need no credential; a trailing `*` matches a prefix.'),
+  JWT_SECRET: z
+    .string()
+    .min(32, { message: 'expected at least 32 characters' })
+    .optional()
+    .describe(
+      'HS256/384/512 secret (at least 32 characters): JWTs signed with it are credentials (`sub` the subject, `roles` the roles).',
+    ),
+  JWT_JWKS_URL: url(['http', 'https']).describe(
+    'JWKS URL (`http://` or `https://`): JWTs signed with its keys (RS256, ES256, …) are credentials.',
+  ),
+  JWT_ISSUER: z.string().optional().describe('The `iss` a JWT must carry. Unset: not checked.'),
+  JWT_AUDIENCE: z.string().optional().describe('The `aud` a JWT must carry. Unset: not checked.'),
 
-  HTTP_BODY_LIMIT_BYTES: int(1_048_576, 1024),
-  NATS_MAX_PAYLOAD_BYTES: int(1_048_576, 1024),
-  MAX_MESSAGE_CHARS: int(100_000, 1),
-  MAX_ATTACHMENTS: int(10, 0),
-  RATE_LIMIT_PER_MINUTE: int(600, 1),
-  MAX_RUNNING_TURNS_PER_SUBJECT: int(20, 1),
+  HTTP_BODY_LIMIT_BYTES: int(1_048_576, 1024).describe(
+    'Largest HTTP request body; a larger one is answered 413 `PAYLOAD_TOO_LARGE`.',
+  ),
+  NATS_MAX_PAYLOAD_BYTES: int(1_048_576, 1024).describe(
+    'Largest NATS request payload; a larger one is answered `PAYLOAD_TOO_LARGE`.',
+  ),
+  MAX_MESSAGE_CHARS: int(100_000, 1).describe(
+    'Longest message a caller may send, in characters (413 `PAYLOAD_TOO_LARGE`).',
+  ),
+  MAX_ATTACHMENTS: int(10, 0).describe('Most attachments on one message (413 `PAYLOAD_TOO_LARGE`).'),
+  RATE_LIMIT_PER_MINUTE: int(600, 1).describe(
+    'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  MAX_RUNNING_TURNS_PER_SUBJECT: int(20, 1).describe(
+    'Turns one subject may have running at once; a command that would start one more is answered 429 `RATE_LIMITED`.',
+  ),
 
-  EVENT_MAX_BYTES: int(2 * 1_048_576, 1024),
-  SUBSCRIPTION_POLL_MS: int(200, 10),
-  CONVERSATION_CACHE_MB: int(128, 0),
+  EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
+    'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
+  ),
+  SUBSCRIPTION_POLL_MS: int(200, 10).describe(
+    'How often projections and relays look for events that other processes appended (an append in their own process wakes them at once).',
+  ),
+  CONVERSATION_CACHE_MB: int(128, 0).describe(
+    'Memory per process for the folded states of recently used conversations, in MiB. `0`: every load folds the whole stream.',
+  ),
 
-  DEFAULT_MODEL_NAME: z.string().min(1).optional(),
-  MAX_TOOL_STEPS: int(10, 1),
-  MAX_PROMPT_TOKENS: optionalInt(),
-  MAX_COMPLETION_TOKENS: optionalInt(),
-  MAX_TOTAL_TOKENS: optionalInt(),
-  ENABLE_JSON_MODE: bool(true),
-  TURN_TIMEOUT_MS: int(300_000, 1000),
-  LLM_CALL_TIMEOUT_MS: int(60_000, 100),
-  LLM_RETRY_COUNT: int(3, 0),
-  LLM_RETRY_DELAY_MS: int(500, 0),
-  LLM_BREAKER_FAILURES: int(5, 1),
-  LLM_BREAKER_COOLDOWN_MS: int(30_000, 10),
-  MAX_TOOL_OUTPUT_BYTES: int(65_536, 256),
-  TOOL_CALL_TIMEOUT_MS: int(30_000, 100),
-  QUESTION_TIMEOUT_MS: int(300_000, 1000),
-  STUCK_AFTER_MS: int(600_000, 1000),
-  TURN_WAIT_POLL_MS: int(100, 10),
-  QUEUE_LOCK_MS: int(30_000, 500),
-  TOOL_HTTP_ALLOWED_HOSTS: z.string().default(''),
+  DEFAULT_MODEL_NAME: z.string().min(1).optional().describe('Reserved: checked at start, but nothing reads it yet.'),
+  MAX_TOOL_STEPS: int(10, 1).describe(
+    "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. A configuration's `maxToolRounds` overrides it.",
+  ),
+  MAX_PROMPT_TOKENS: optionalInt().describe(
+    "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget. A configuration may override it.",
+  ),
+  MAX_COMPLETION_TOKENS: optionalInt().describe(
+    "Output-token budget of one turn; each call's `max_tokens` is capped to what is left. Unset: no budget. A configuration may override it.",
+  ),
+  MAX_TOTAL_TOKENS: optionalInt().describe(
+    'Input plus output token budget of one turn. Unset: no budget. A configuration may override it.',
+  ),
+  ENABLE_JSON_MODE: bool(true).describe(
+    'Ask for `json_schema` output when an action has an output schema and its model the `JM` capability.',
+  ),
+  TURN_TIMEOUT_MS: int(300_000, 1000).describe(
+    'Longest a turn may run before it fails, and how long a command sent with `wait` waits before it answers 202. A configuration may override it.',
+  ),
+  LLM_CALL_TIMEOUT_MS: int(60_000, 100).describe('Time limit of one attempt of a model call.'),
+  LLM_RETRY_COUNT: int(3, 0).describe(
+    "Attempts per model call in all (retryable failures only). A configuration's `llmRetryCount` overrides it.",
+  ),
+  LLM_RETRY_DELAY_MS: int(500, 0).describe(
+    "Base delay of the exponential backoff (full jitter) between attempts, never shorter than the provider's `Retry-After`. A configuration's `llmRetryDelay` overrides it.",
+  ),
+  LLM_BREAKER_FAILURES: int(5, 1).describe(
+    'Consecutive retryable failures of one provider that open its circuit breaker.',
+  ),
+  LLM_BREAKER_COOLDOWN_MS: int(30_000, 10).describe(
+    "How long a provider's open circuit refuses calls before it lets one through again (half-open).",
+  ),
+  MAX_TOOL_OUTPUT_BYTES: int(65_536, 256).describe(
+    'Longer tool output is cut and marked `…[truncated: <n> bytes total]`. A configuration may override it.',
+  ),
+  TOOL_CALL_TIMEOUT_MS: int(30_000, 100).describe('Time limit of one tool call; past it the call fails as `TIMEOUT`.'),
+  QUESTION_TIMEOUT_MS: int(300_000, 1000).describe(
+    'How long a question the model asks may wait for its answer; then the turn fails with `QUESTION_TIMEOUT`. A configuration may override it.',
+  ),
+  STUCK_AFTER_MS: int(600_000, 1000).describe(
+    'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
+  ),
+  TURN_WAIT_POLL_MS: int(100, 10).describe(
+    'How often a command waiting for a turn that another process runs reads the stream when no announcement came.',
+  ),
+  QUEUE_LOCK_MS: int(30_000, 500).describe(
+    "Lease of a running turn's job, renewed while the turn runs; once a dead process's lease runs out, another worker takes the turn over.",
+  ),
+  TOOL_HTTP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .describe(
+      'Comma-separated hosts that HTTP tools may call, checked on every redirect too: `host`, `*.domain`, optional `:port`. Empty: no HTTP tool may run.',
+    ),
 
-  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']),
-  OTEL_SERVICE_NAME: z.string().default('parley'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).describe(
+    'OTLP/HTTP endpoint that receives traces (`$endpoint/v1/traces`). Unset: no traces are exported.',
+  ),
+  OTEL_SERVICE_NAME: z.string().default('parley').describe('`service.name` of the exported traces.'),
 });
 
 export type Env = z.output<typeof envSchema>;
