@@ -3,7 +3,13 @@ import { CatalogService } from '@parley/catalog';
 import { type Config, loadConfig } from '@parley/config';
 import { createLogger } from '@parley/observability';
 import type { DestinationStream } from 'pino';
-import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import {
+  createTestDatabase,
+  startSimulator,
+  type Simulator,
+  type SimulatorOptions,
+  type TestDatabase,
+} from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { randomBytes } from 'node:crypto';
 import { AppModule } from '../../apps/server/src/app.module';
@@ -63,9 +69,10 @@ export async function startParley(
   env: Record<string, string> = {},
   catalog?: (simUrl: string) => unknown,
   logs?: LogCapture,
+  simulatorOptions: SimulatorOptions = {},
 ): Promise<ParleyUnderTest> {
   const db = await createTestDatabase(label);
-  const simulator = await startSimulator();
+  const simulator = await startSimulator(simulatorOptions);
   const config = loadConfig({
     DATABASE_URL: db.url,
     REDIS_URL: 'redis://127.0.0.1:6379',

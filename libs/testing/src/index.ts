@@ -7,6 +7,6 @@ export { startTcpProxy, type TcpProxy } from './tcp-proxy';
 export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { conversationScript, toAppend } from './fixtures/conversation-script';
 export { EVERYTHING_BIN, everythingChildren, isGone, startEverythingHttp } from './everything-server';
-export { startSimulator, type Simulator } from './simulator/simulator';
+export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';
 export { demoScript } from './simulator/demo-script';
 export { HABITS, type Habit, type UsagePlacement, type RecordedRequest } from './simulator/simulator.types';

@@ -81,7 +81,8 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
       pollMs: this.config.eventStore.pollMs,
       coalesceMs: DISPATCH_AFTER_MS,
       retryMs: 1_000,
-      handle: (events) => this.dispatch(events),
+      // Outside the checkpoint's transaction: the dispatch reads streams through the pool.
+      react: (events) => this.dispatch(events),
       onError: (err) => this.logger.warn(`turn jobs not checked; retrying: ${String(err)}`),
     });
     this.watchForLoss();

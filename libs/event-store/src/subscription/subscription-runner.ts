@@ -40,12 +40,24 @@ export interface SubscriptionSettings {
   onError?(err: unknown): void;
 }
 
-/** Either `handle` or `writeBatch` applies the batches. */
+/** One of `handle`, `react` or `writeBatch` applies the batches. */
 export type SubscriptionRunnerOptions = SubscriptionSettings &
   (
     | {
         /** Applies a batch inside `tx`; the runner writes the checkpoint in the same transaction. */
         handle(events: RecordedEvent[], tx: PoolClient): Promise<void>;
+        react?: never;
+        writeBatch?: never;
+      }
+    | {
+        /**
+         * Reacts to a batch before the checkpoint moves past it, with no transaction open: for
+         * work outside PostgreSQL that is safe to repeat (jobs stored by id), which may read
+         * through the pool meanwhile — a pool of one connection (the embedded database) would
+         * otherwise wait on itself. A batch whose checkpoint then fails to move is reacted to again.
+         */
+        react(events: RecordedEvent[]): Promise<void>;
+        handle?: never;
         writeBatch?: never;
       }
     | {
@@ -59,6 +71,7 @@ export type SubscriptionRunnerOptions = SubscriptionSettings &
          */
         writeBatch(events: RecordedEvent[], db: ClientBase, checkpoint: CheckpointSwap): Promise<boolean>;
         handle?: never;
+        react?: never;
       }
   );
 
@@ -259,6 +272,7 @@ export class SubscriptionRunner {
     events: RecordedEvent[],
     target: string,
   ): Promise<boolean> {
+    if (events.length > 0) await this.options.react?.(events);
     const tx = await this.options.pool.connect();
     tx.on('error', noop);
     try {
