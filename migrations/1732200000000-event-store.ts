@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The event-store tables of EVENT-STORE.md, plus `es_append`: the whole append (lock the
+ * The event-store tables (docs/event-store.md), plus `es_append`: the whole append (lock the
  * stream, idempotency, expected state, hash chain, insert, version bump) as one statement, so
  * an append costs one round trip. Errors are raised with SQLSTATE class PX and mapped to typed
  * errors by the adapter; raising rolls the statement back, so a refused append writes nothing.

@@ -45,7 +45,7 @@ interface Shown {
   latencyMs?: number;
 }
 
-/** What a turn-running command answers (API.md), as far as the demo reads it. */
+/** What a turn-running command answers (docs/api.md), as far as the demo reads it. */
 interface TurnReply {
   status: string;
   usage: { inputTokens: number; outputTokens: number; estimatedCost: number };

@@ -1,5 +1,5 @@
 /**
- * The stable error codes of design/API.md. Libraries throw DomainError with one of these;
+ * The stable error codes (docs/api.md). Libraries throw DomainError with one of these;
  * each transport maps the code to its own status once (see libs/transport).
  */
 export const ERROR_STATUS = {

@@ -107,7 +107,7 @@ const commands = {
 };
 type CommandName = keyof typeof commands;
 
-/** Each row of DOMAIN.md's table: from a status, a command causes these event types or this refusal. */
+/** Each row of the transition table: from a status, a command causes these event types or this refusal. */
 const table: Record<CommandName, Partial<Record<From, string[] | string>>> = {
   StartConversation: {
     none: ['ConversationStarted'],

@@ -1,6 +1,6 @@
 import type { ConversationEvent } from './conversation.events';
 
-/** Metadata every conversation event carries (DOMAIN.md), besides the store's own hash pair. */
+/** Metadata every conversation event carries, besides the store's own hash pair. */
 export interface EventMeta {
   occurredAt: string;
   correlationId?: string;

@@ -1,5 +1,5 @@
 /**
- * The event-store port of design/EVENT-STORE.md. Both adapters (PostgreSQL, KurrentDB)
+ * The event-store port (docs/event-store.md). Both adapters (PostgreSQL, KurrentDB)
  * implement it and pass the same contract suite.
  */
 

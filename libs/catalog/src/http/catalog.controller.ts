@@ -6,7 +6,7 @@ import { CatalogService, type ApplyResult } from '../apply/catalog.service';
 import type { Row } from '../model/entity-schemas';
 
 /**
- * Catalog administration over HTTP (design/API.md): CRUD under /api/v1/catalog/<collection>
+ * Catalog administration over HTTP (docs/catalog.md): CRUD under /api/v1/catalog/<collection>
  * and a declarative apply. Thin: validation and errors come from CatalogService. Writes are
  * for admins; auditors may read it too. Clients read the catalog through the queries.
  */

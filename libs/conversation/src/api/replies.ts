@@ -9,7 +9,7 @@ export interface CommandReply {
   position: string;
 }
 
-/** The reply of a turn-running command (API.md). `done` false means 202: the turn goes on. */
+/** The reply of a turn-running command (docs/api.md). `done` false means 202: the turn goes on. */
 export interface TurnReply extends CommandReply {
   done: boolean;
   reply: string | null;

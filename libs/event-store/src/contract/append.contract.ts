@@ -9,7 +9,7 @@ const wrongVersion = (actual: string) =>
     details: expect.objectContaining({ actual }),
   });
 
-/** Points 1–4 of EVENT-STORE.md: expected states, batches, idempotency, concurrent writers. */
+/** Points 1–4 of the contract (docs/event-store.md): expected states, batches, idempotency, concurrent writers. */
 export function appendContract(h: () => ContractHarness): void {
   describe('1. expected state', () => {
     it('accepts no_stream on a new stream and refuses it once the stream exists, naming the revision', async () => {

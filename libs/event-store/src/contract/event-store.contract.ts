@@ -10,7 +10,7 @@ import { subscriptionContract } from './subscription.contract';
 export type { ContractHarness, OpenAppend } from './contract-kit';
 
 /**
- * The contract of EVENT-STORE.md that every adapter passes: its twelve points, bad input and
+ * The contract (docs/event-store.md) that every adapter passes: its twelve points, bad input and
  * the hash chain. `setup` builds the adapter under test once for the suite.
  */
 export function describeEventStoreContract(name: string, setup: () => Promise<ContractHarness>): void {

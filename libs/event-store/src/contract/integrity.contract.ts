@@ -1,7 +1,7 @@
 import { GENESIS_HASH } from '../hash-chain';
 import { caught, events, newStream, type ContractHarness } from './contract-kit';
 
-/** The hash chain of DOMAIN.md: every event links to the previous one; edits are caught. */
+/** The hash chain: every event links to the previous one; edits are caught. */
 export function integrityContract(h: () => ContractHarness): void {
   describe('hash chain', () => {
     it('links each event to the previous one from the genesis hash, across appends', async () => {

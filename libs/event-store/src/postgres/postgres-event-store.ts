@@ -46,7 +46,7 @@ export interface PostgresEventStoreOptions {
 const STATUS_TOMBSTONED = 2;
 const STATUS_SOFT_DELETED = 1;
 
-/** The default event store: PostgreSQL tables of EVENT-STORE.md over the app's pool. */
+/** The default event store: PostgreSQL tables (docs/event-store.md) over the app's pool. */
 export class PostgresEventStore implements EventStore {
   private readonly notifier = new AppendNotifier();
   private readonly admin: StreamAdmin;

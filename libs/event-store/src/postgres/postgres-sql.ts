@@ -44,7 +44,7 @@ const FILTERS: Record<FilterKind, string> = {
 };
 
 /**
- * A page of the global feed by the ordering rule of EVENT-STORE.md, and in the same statement
+ * A page of the global feed by the feed's ordering rule (docs/event-store.md), and in the same statement
  * (hence the same snapshot) the newest event the rule lets anyone see: the page's `scannedTo`.
  * An event whose transaction is not yet below the snapshot's xmin waits for the next read,
  * so a transaction that commits late is never skipped.

@@ -5,7 +5,7 @@ import { map, type Observable } from 'rxjs';
 
 /**
  * For commands that may wait for their turn: 200 with the outcome when the turn ended or
- * paused, 202 with where to follow it while it goes on (API.md, `wait`).
+ * paused, 202 with where to follow it while it goes on (`wait`, docs/api.md).
  */
 @Injectable()
 export class TurnReplies implements NestInterceptor<TurnReply> {

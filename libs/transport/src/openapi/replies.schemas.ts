@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The one error shape of every route (design/API.md), for the OpenAPI document. */
+/** The one error shape of every route (docs/api.md), for the OpenAPI document. */
 export const errorReply = z.object({
   error: z.object({
     code: z.string(),
