@@ -12,14 +12,8 @@ export { COMMANDS, COMMAND_HANDLERS } from './commands/command-table';
 export { sendMessageInput } from './commands/send-message/send-message.handler';
 export { startConversationInput } from './commands/start-conversation/start-conversation.handler';
 export { ConversationModule } from './conversation.module';
-export {
-  ConversationRepository,
-  toEnvelope,
-  type LoadedConversation,
-  type Appended,
-} from './repository/conversation.repository';
+export { ConversationRepository, toEnvelope, type Appended } from './repository/conversation.repository';
 export { ConversationSignals } from './repository/conversation-signals';
 export { TurnScheduler } from './commands/turn-scheduler';
 export { SNAPSHOT_SOURCE, type SnapshotSource } from './commands/snapshot-source';
-export { turnReplyOf, commandReplyOf } from './commands/turn-reply';
-export { TURN_QUEUE, TIMER_QUEUE, turnJobId, type TurnJob, type TimerJob } from './turn-jobs';
+export { TURN_QUEUE, TIMER_QUEUE, type TurnJob, type TimerJob } from './turn-jobs';

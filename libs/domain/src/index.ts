@@ -10,30 +10,17 @@ export type * from './turn.commands';
 export { CONVERSATION_CATEGORY, streamIdOf, conversationIdOf } from './conversation.events';
 export {
   type ConversationState,
-  type ConversationData,
   type ExistingConversation,
   type TranscriptEntry,
-  type TurnProgress,
-  type TurnToolCall,
-  type ToolCallStatus,
-  type PendingQuestion,
   initialState,
   availableTools,
   pendingApprovals,
 } from './conversation.state';
-export {
-  type Status,
-  type ResumableStatus,
-  type Lifecycle,
-  statusAfter,
-  endsTurn,
-  TURN_ENDING_EVENTS,
-} from './conversation.status';
+export { type Status, type ResumableStatus, statusAfter, endsTurn, TURN_ENDING_EVENTS } from './conversation.status';
 export { decide } from './conversation.decide';
 export { evolve, fold } from './conversation.evolve';
 export { conversationDecider } from './conversation.decider';
-export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from './turn.step';
+export { nextTurnStep, type TurnStep, type ModelCallPlan } from './turn.step';
 export { nextSequence, costOf, replyOf } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
-export { repositoryOf, type ToolRepository, type ToolRepositoryOptions } from './tool-repositories';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';
