@@ -3,7 +3,7 @@ import { deciderSpec, toolFixture } from '@parley/testing';
 import { conversationDecider } from './conversation.decider';
 import type { ConversationEvent } from './conversation.events';
 import type { ModelReply } from './turn.commands';
-import { at, call, replied, started } from './turn.fixtures';
+import { at, call, limits, replied, started } from './turn.fixtures';
 
 const spec = deciderSpec(conversationDecider);
 
@@ -185,21 +185,13 @@ describe('the decider on the turn worker’s commands', () => {
     });
 
     it('lets a prompt within the budget through and fails the turn on one over it', () => {
-      const limits = {
-        maxToolRounds: 10,
-        maxPromptTokens: 100,
-        maxCompletionTokens: null,
-        maxTotalTokens: null,
-        turnTimeoutMs: 60_000,
-        maxToolOutputBytes: 65_536,
-        questionTimeoutMs: 300_000,
-      };
+      const promptBudget = limits({ maxPromptTokens: 100 });
       spec
-        .given(started({ limits }))
+        .given(started({ limits: promptBudget }))
         .when({ type: 'CheckPrompt', data: { promptTokens: 100 }, meta: at(1) })
         .then([]);
       spec
-        .given(started({ limits }))
+        .given(started({ limits: promptBudget }))
         .when({ type: 'CheckPrompt', data: { promptTokens: 101 }, meta: at(1) })
         .then([
           {

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@parley/core';
+import type { ToolDefinition, TurnLimits } from '@parley/core';
 import { snapshotFixture, toolFixture } from '@parley/testing';
 import type { CommandMeta } from './conversation.commands';
 import type { ConversationEvent, ToolCallRef } from './conversation.events';
@@ -20,6 +20,9 @@ export const tools: Record<string, ToolDefinition> = {
   AskUserQuestion: toolFixture({ name: 'AskUserQuestion', kind: 'ask_user_question' }),
   billing: toolFixture({ name: 'billing', kind: 'skill', ref: 'BILLING' }),
 };
+
+/** The snapshot fixture's limits with some of them changed. */
+export const limits = (changed: Partial<TurnLimits>): TurnLimits => ({ ...snapshotFixture().limits, ...changed });
 
 export function started(overrides: Parameters<typeof snapshotFixture>[0] = {}): ConversationEvent[] {
   const snapshot = snapshotFixture({

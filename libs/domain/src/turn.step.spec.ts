@@ -1,5 +1,5 @@
 import type { ConversationEvent } from './conversation.events';
-import { call, fold, replied, started, T0, toolDone, toolFailedEvent, tools } from './turn.fixtures';
+import { call, fold, limits, replied, started, T0, toolDone, toolFailedEvent, tools } from './turn.fixtures';
 import { nextTurnStep } from './turn.step';
 
 const step = (events: ConversationEvent[], afterMs = 1_000) => nextTurnStep(fold(events), T0 + afterMs);
@@ -32,15 +32,7 @@ describe('nextTurnStep: what a running turn does next', () => {
     it('caps the completion at what the turn budget has left and checks the prompt when there is a budget', () => {
       const events = [
         ...started({
-          limits: {
-            maxToolRounds: 10,
-            maxPromptTokens: 1_000,
-            maxCompletionTokens: 300,
-            maxTotalTokens: null,
-            turnTimeoutMs: 60_000,
-            maxToolOutputBytes: 65_536,
-            questionTimeoutMs: 300_000,
-          },
+          limits: limits({ maxPromptTokens: 1_000, maxCompletionTokens: 300 }),
         }),
         ...replied(2, [call('a', 'lookup')], { inputTokens: 10, outputTokens: 250 }),
         toolDone(3, 'a', 'lookup'),
@@ -90,17 +82,9 @@ describe('nextTurnStep: what a running turn does next', () => {
           ...replied(2 + 2 * i, [call(`c${i}`, 'lookup')], undefined, i + 1),
           toolDone(3 + 2 * i, `c${i}`, 'lookup'),
         ]).flat();
-      const limits = {
-        maxToolRounds: 2,
-        maxPromptTokens: null,
-        maxCompletionTokens: null,
-        maxTotalTokens: null,
-        turnTimeoutMs: 60_000,
-        maxToolOutputBytes: 65_536,
-        questionTimeoutMs: 300_000,
-      };
-      expect(step([...started({ limits }), ...rounds(2)]).kind).toBe('call_model');
-      expect(recorded([...started({ limits }), ...rounds(3)])).toMatchObject([
+      const twoRounds = limits({ maxToolRounds: 2 });
+      expect(step([...started({ limits: twoRounds }), ...rounds(2)]).kind).toBe('call_model');
+      expect(recorded([...started({ limits: twoRounds }), ...rounds(3)])).toMatchObject([
         {
           type: 'ConversationFailed',
           data: { code: 'LLM_LIMIT_EXCEEDED', message: 'The model asked for tools more than 2 rounds in a row.' },
@@ -109,27 +93,20 @@ describe('nextTurnStep: what a running turn does next', () => {
     });
 
     it('fails the turn before a model call once its completion or total token budget is used', () => {
-      const limits = (maxCompletionTokens: number | null, maxTotalTokens: number | null) => ({
-        maxToolRounds: 10,
-        maxPromptTokens: null,
-        maxCompletionTokens,
-        maxTotalTokens,
-        turnTimeoutMs: 60_000,
-        maxToolOutputBytes: 65_536,
-        questionTimeoutMs: 300_000,
-      });
-      const after = (l: ReturnType<typeof limits>) => [
+      const budgets = (maxCompletionTokens: number | null, maxTotalTokens: number | null) =>
+        limits({ maxCompletionTokens, maxTotalTokens });
+      const after = (l: ReturnType<typeof budgets>) => [
         ...started({ limits: l }),
         ...replied(2, [call('a', 'lookup')], { inputTokens: 40, outputTokens: 20 }),
         toolDone(3, 'a', 'lookup'),
       ];
-      expect(recorded(after(limits(20, null)))[0]).toMatchObject({
+      expect(recorded(after(budgets(20, null)))[0]).toMatchObject({
         data: { code: 'LLM_LIMIT_EXCEEDED', message: 'The turn used its completion token budget (20 of 20).' },
       });
-      expect(recorded(after(limits(null, 60)))[0]).toMatchObject({
+      expect(recorded(after(budgets(null, 60)))[0]).toMatchObject({
         data: { code: 'LLM_LIMIT_EXCEEDED', message: 'The turn used its total token budget (60 of 60).' },
       });
-      expect(step(after(limits(21, 61))).kind).toBe('call_model');
+      expect(step(after(budgets(21, 61))).kind).toBe('call_model');
     });
   });
 
