@@ -1,12 +1,12 @@
 # Parley's production image. Stage 1 installs the runtime dependencies from the lockfile;
 # stage 2 holds only them and the sources, and runs as the unprivileged `node` user. Sources
 # run through @swc-node/register exactly as `npm start` does, so there is no build step.
-FROM node:22-slim AS deps
+FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:22-slim AS runtime
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
     PORT=3000 \
     PARLEY_DATA_DIR=/app/.parley
