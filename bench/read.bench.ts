@@ -46,7 +46,14 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '100000000',
   });
-  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  // The read side alone, as a projector and a query API run it: no turn worker in the process. The
+  // scripts below look like turns in progress, and a worker would rightly take them over (the turn
+  // dispatcher stores their jobs again) and append to the streams the benchmark writes.
+  const app = await createHttpApp(
+    AppModule.forRoot(config, { worker: false }),
+    config,
+    createLogger({ level: 'silent' }),
+  );
   try {
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
