@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * Every benchmark runs here at smoke size, so one that breaks fails the suite like any test. What
+ * is asserted is that it runs to the end and prints its table — never a timing, which a shared
+ * machine cannot promise.
+ */
+function runBenchmark(file: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', './tools/register.js', `bench/${file}`], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+const tableOf = (out: string) => out.split('\n').filter((line) => line.startsWith('| '));
+
+describe('the benchmarks at smoke size', () => {
+  it('bench:event-store runs every scenario and prints its table with the bare pg baseline', async () => {
+    const { code, out } = await runBenchmark('event-store.bench.ts', { BENCH_ROUND_MS: '40' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/scenario.*adapter.*bare pg.*ratio/);
+    expect(table.filter((line) => /appends\/s|events\/s|reads\/s/.test(line))).toHaveLength(6);
+  }, 120_000);
+
+  it('bench:turn runs every scenario against the bare SDK and prints its table', async () => {
+    const { code, out } = await runBenchmark('turn.bench.ts', { BENCH_TURNS: '2', BENCH_PACED_TURNS: '1' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table.some((line) => /scenario.*bare SDK.*Parley turn/.test(line))).toBe(true);
+    for (const scenario of ['plain turn, 1 concurrent', 'tool turn, 50 concurrent, paced'])
+      expect(table.some((line) => line.startsWith(`| ${scenario} |`))).toBe(true);
+  }, 180_000);
+
+  it('bench:read runs the projection lag, the rebuild and the queries and prints its table', async () => {
+    const { code, out } = await runBenchmark('read.bench.ts', { BENCH_REBUILD_EVENTS: '2000', BENCH_QUERIES: '100' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    for (const scenario of ['projection lag', 'projection rebuild', 'conversation by id', 'messages of a conversation'])
+      expect(table.some((line) => line.startsWith(`| ${scenario}`))).toBe(true);
+  }, 120_000);
+
+  it('bench:llm-fetch compares the two HTTP clients and prints its table', async () => {
+    const { code, out } = await runBenchmark('llm-fetch.bench.ts', { BENCH_ROUNDS: '2', BENCH_CALLS: '20' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    expect(tableOf(out).length).toBeGreaterThan(2);
+  }, 120_000);
+});
