@@ -10,3 +10,19 @@ export type TurnFailureCode = 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL
  */
 export type ToolErrorCode =
   'INVALID_ARGUMENTS' | 'NOT_ALLOWED' | 'TIMEOUT' | 'TOOL_ERROR' | 'UNAVAILABLE' | 'ABORTED' | 'INTERRUPTED';
+
+/**
+ * What one tool execution produced. Failures are data for the model, never exceptions: the turn
+ * records them (ToolCallFailed) and counts consecutive ones.
+ */
+export type ToolOutcome =
+  | {
+      ok: true;
+      output: string;
+      /** The output was cut at maxOutputBytes (and says so at its end). */
+      truncated: boolean;
+      durationMs: number;
+      returnDirect: boolean;
+      skipResponse: boolean;
+    }
+  | { ok: false; error: { code: ToolErrorCode; message: string }; durationMs: number };

@@ -1,4 +1,4 @@
-import type { FinishReason, ToolErrorCode } from '@parley/core';
+import type { FinishReason, ToolOutcome } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
 import type { ToolCallRef } from './conversation.events';
 
@@ -54,18 +54,7 @@ export type CheckPrompt = System<'CheckPrompt', { promptTokens: number }>;
 /** A tool call that may not run twice goes on record before it runs. */
 export type StartToolCall = System<'StartToolCall', { toolCallId: string }>;
 
-export type ToolRunOutcome =
-  | {
-      ok: true;
-      output: string;
-      truncated: boolean;
-      durationMs: number;
-      returnDirect: boolean;
-      skipResponse: boolean;
-    }
-  | { ok: false; error: { code: ToolErrorCode; message: string }; durationMs: number };
-
-export type RecordToolOutcome = System<'RecordToolOutcome', { toolCallId: string; outcome: ToolRunOutcome }>;
+export type RecordToolOutcome = System<'RecordToolOutcome', { toolCallId: string; outcome: ToolOutcome }>;
 
 /** The question's expiry timer fired. */
 export type ExpireQuestion = System<'ExpireQuestion', { toolCallId: string }>;

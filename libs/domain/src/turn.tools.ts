@@ -1,7 +1,6 @@
-import type { ToolDefinition, ToolErrorCode } from '@parley/core';
+import type { ToolDefinition, ToolErrorCode, ToolOutcome } from '@parley/core';
 import type { ConversationEvent, Question, ToolCallFailed } from './conversation.events';
 import { availableTools, type TurnToolCall } from './conversation.state';
-import type { ToolRunOutcome } from './turn.commands';
 import { nextSequence, type RunningTurn } from './turn.rules';
 import { repositoryOf } from './tool-repositories';
 
@@ -26,7 +25,7 @@ export const toolFailed = (
   },
 });
 
-type Completed = Extract<ToolRunOutcome, { ok: true }>;
+type Completed = Extract<ToolOutcome, { ok: true }>;
 
 function toolCompleted(c: RunningTurn, call: TurnToolCall, result: Completed): ConversationEvent {
   return {
@@ -46,7 +45,7 @@ function toolCompleted(c: RunningTurn, call: TurnToolCall, result: Completed): C
 }
 
 /** A call's outcome; a completed call of a triggerOnce repository's tool removes that repository with it. */
-export function toolOutcome(c: RunningTurn, call: TurnToolCall, outcome: ToolRunOutcome): ConversationEvent[] {
+export function toolOutcome(c: RunningTurn, call: TurnToolCall, outcome: ToolOutcome): ConversationEvent[] {
   if (!outcome.ok) return [toolFailed(c, call, outcome.error.code, outcome.error.message, outcome.durationMs)];
   const triggered = repositoryOf(c, call.name);
   return [

@@ -1,6 +1,5 @@
 export { toolConfigSchema, TOOL_SECRET_PATHS, type ToolConfig, type ToolParameter } from './tool-config';
 export { TOOL_CONFIG_SOURCE } from './tool-config.source';
-export type { ToolOutcome } from './tool-outcome';
 export { ToolExecutor } from './tool-executor';
 export { ToolsModule } from './tools.module';
 export { ToolMetricsModule } from './tool-metrics.module';

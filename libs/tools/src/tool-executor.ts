@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import type { ToolDefinition, ToolErrorCode, ToolKind } from '@parley/core';
+import type { ToolDefinition, ToolErrorCode, ToolKind, ToolOutcome } from '@parley/core';
 import { EmitterToolExecutor } from './emitter/emitter-tool.executor';
 import { HttpToolExecutor } from './http/http-tool.executor';
 import type { KindExecutor } from './kind-executor';
 import { McpToolExecutor } from './mcp/mcp-tool.executor';
 import { limitOutput } from './output/limit-output';
 import { InProcessToolExecutor } from './registry/in-process-tool.executor';
-import { TOOL_METRICS, ToolFailure, type ToolCallContext, type ToolMetrics, type ToolOutcome } from './tool-outcome';
+import { TOOL_METRICS, ToolFailure, type ToolCallContext, type ToolMetrics } from './tool-outcome';
 import { ArgumentValidator } from './validation/argument-validator';
 
 /**

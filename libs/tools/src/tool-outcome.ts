@@ -1,21 +1,5 @@
 import type { ToolErrorCode } from '@parley/core';
 
-/**
- * What one tool execution produced. Failures are data for the model, never exceptions: the turn
- * loop records them (ToolCallFailed) and counts consecutive ones.
- */
-export type ToolOutcome =
-  | {
-      ok: true;
-      output: string;
-      /** The output was cut at maxOutputBytes (and says so at its end). */
-      truncated: boolean;
-      durationMs: number;
-      returnDirect: boolean;
-      skipResponse: boolean;
-    }
-  | { ok: false; error: { code: ToolErrorCode; message: string }; durationMs: number };
-
 export interface ToolCallContext {
   conversationId: string;
   /** The application code: appId of seed 002's tool-matching event. */
