@@ -1,18 +1,16 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { type Config, loadConfig } from '@parley/config';
+import type { Config } from '@parley/config';
 import { createLogger } from '@parley/observability';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { createHttpApp, listenForOperations } from '@parley/transport';
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CommandApiModule } from '../apps/command-api/src/command-api.module';
 import { ProjectorModule } from '../apps/projector/src/projector.module';
 import { QueryApiModule } from '../apps/query-api/src/query-api.module';
 import { AppModule } from '../apps/server/src/app.module';
 import { WorkerModule } from '../apps/worker/src/worker.module';
-
-const ADMIN_KEY = 'pk_test_admin_key_deployables_0001';
+import { ADMIN_KEY, testConfig } from './support/parley-app';
 
 /** Each deployable's module boots against a fresh database, real Redis and NATS, and answers /health. */
 describe('the deployables boot', () => {
@@ -20,15 +18,7 @@ describe('the deployables boot', () => {
   let config: Config;
   beforeAll(async () => {
     db = await createTestDatabase('deployables');
-    config = loadConfig({
-      DATABASE_URL: db.url,
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      NATS_URL: 'nats://127.0.0.1:4222',
-      PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
-      PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-      LOG_LEVEL: 'silent',
-    });
+    config = testConfig(db.url);
   });
   afterAll(() => db?.drop());
 

@@ -53,6 +53,23 @@ export function callerOf(url: string): ParleyUnderTest['call'] {
   };
 }
 
+/**
+ * The configuration of a Parley under test: `databaseUrl`, the real Redis and NATS on 127.0.0.1
+ * under a prefix of its own, a fresh encryption key, ADMIN_KEY as the admin's, no logs.
+ */
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    NATS_URL: 'nats://127.0.0.1:4222',
+    PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
 /** Where the app's logs go; by default it logs nothing. */
 export interface LogCapture {
   destination: DestinationStream;
@@ -73,17 +90,7 @@ export async function startParley(
 ): Promise<ParleyUnderTest> {
   const db = await createTestDatabase(label);
   const simulator = await startSimulator(simulatorOptions);
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    REDIS_URL: 'redis://127.0.0.1:6379',
-    NATS_URL: 'nats://127.0.0.1:4222',
-    PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
-    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    ...env,
-  });
+  const config = testConfig(db.url, { PORT: '0', ...env });
   const logger = logs
     ? createLogger({ level: logs.level ?? 'trace' }, logs.destination)
     : createLogger({ level: 'silent' });

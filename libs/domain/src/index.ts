@@ -20,7 +20,7 @@ export { type Status, type ResumableStatus, statusAfter, endsTurn, TURN_ENDING_E
 export { decide } from './conversation.decide';
 export { evolve, fold } from './conversation.evolve';
 export { conversationDecider } from './conversation.decider';
-export { nextTurnStep, type TurnStep, type ModelCallPlan } from './turn.step';
+export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from './turn.step';
 export { nextSequence, costOf, replyOf } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';

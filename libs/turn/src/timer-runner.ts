@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { ConversationRepository, type TimerJob, TurnScheduler } from '@parley/conversation';
-import { decide } from '@parley/domain';
+import { decide, isRunningTurn } from '@parley/domain';
 import { WrongExpectedVersion } from '@parley/event-store';
 
 /**
@@ -29,7 +29,7 @@ export class TimerRunner {
     );
     if (events.length === 0) {
       const { state } = loaded;
-      if (job.kind === 'watchdog' && state.status === 'RU' && state.turn?.no === job.turnNo)
+      if (job.kind === 'watchdog' && isRunningTurn(state) && state.turn.no === job.turnNo)
         await this.scheduler.watchdog(job.conversationId, job.turnNo, String(loaded.revision));
       return;
     }
