@@ -1,4 +1,4 @@
-import { DomainError } from '@parley/core';
+import { DomainError, type ToolOutcome } from '@parley/core';
 import { deciderSpec, toolFixture } from '@parley/testing';
 import { conversationDecider } from './conversation.decider';
 import type { ConversationEvent } from './conversation.events';
@@ -17,6 +17,17 @@ const reply = (overrides: Partial<ModelReply> = {}): ModelReply => ({
   latencyMs: 42,
   ...overrides,
 });
+
+const completedOutcome = (output: string, durationMs: number): ToolOutcome => ({
+  ok: true,
+  output,
+  truncated: false,
+  durationMs,
+  returnDirect: false,
+  skipResponse: false,
+});
+const toolOutcome = (toolCallId: string, outcome: ToolOutcome) =>
+  ({ type: 'RecordToolOutcome', data: { toolCallId, outcome }, meta: at(1) }) as const;
 
 const askCall = call('q', 'AskUserQuestion', { questions: [{ key: 'k', question: 'Q?' }] });
 const waiting: ConversationEvent[] = [
@@ -224,21 +235,7 @@ describe('the decider on the turn worker’s commands', () => {
     it("records a tool's output as the next message", () => {
       spec
         .given(asked)
-        .when({
-          type: 'RecordToolOutcome',
-          data: {
-            toolCallId: 'a',
-            outcome: {
-              ok: true,
-              output: 'refunded',
-              truncated: false,
-              durationMs: 7,
-              returnDirect: false,
-              skipResponse: false,
-            },
-          },
-          meta: at(1),
-        })
+        .when(toolOutcome('a', completedOutcome('refunded', 7)))
         .then([
           {
             type: 'ToolCallCompleted',
@@ -258,14 +255,7 @@ describe('the decider on the turn worker’s commands', () => {
     it("records a tool's failure as data the model reads", () => {
       spec
         .given(asked)
-        .when({
-          type: 'RecordToolOutcome',
-          data: {
-            toolCallId: 'a',
-            outcome: { ok: false, error: { code: 'TIMEOUT', message: 'slow' }, durationMs: 30_000 },
-          },
-          meta: at(1),
-        })
+        .when(toolOutcome('a', { ok: false, error: { code: 'TIMEOUT', message: 'slow' }, durationMs: 30_000 }))
         .then([
           {
             type: 'ToolCallFailed',
@@ -294,21 +284,7 @@ describe('the decider on the turn worker’s commands', () => {
       const events = [...started(), repo, ...replied(2, [call('c', 'coupon')])];
       spec
         .given(events)
-        .when({
-          type: 'RecordToolOutcome',
-          data: {
-            toolCallId: 'c',
-            outcome: {
-              ok: true,
-              output: 'SAVE10',
-              truncated: false,
-              durationMs: 1,
-              returnDirect: false,
-              skipResponse: false,
-            },
-          },
-          meta: at(1),
-        })
+        .when(toolOutcome('c', completedOutcome('SAVE10', 1)))
         .then([
           expect.objectContaining({ type: 'ToolCallCompleted' }),
           { type: 'ToolRepositoryRemoved', data: { repositoryId: 'once', reason: 'triggered', triggeredBy: 'c' } },
@@ -318,14 +294,7 @@ describe('the decider on the turn worker’s commands', () => {
     it('refuses the outcome of a call that is not one of the turn', () => {
       spec
         .given(asked)
-        .when({
-          type: 'RecordToolOutcome',
-          data: {
-            toolCallId: 'nope',
-            outcome: { ok: false, error: { code: 'TOOL_ERROR', message: 'x' }, durationMs: 1 },
-          },
-          meta: at(1),
-        })
+        .when(toolOutcome('nope', { ok: false, error: { code: 'TOOL_ERROR', message: 'x' }, durationMs: 1 }))
         .thenThrows((err) => expect(err).toBeInstanceOf(DomainError));
     });
   });
