@@ -65,6 +65,12 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: int(10, 1).describe(
     "Connections of a process's `pg` pool; TypeORM's pool gets half as many (at least 2). Always 1 on the embedded database.",
   ),
+  DATABASE_ACQUIRE_TIMEOUT_MS: int(5_000, 100).describe(
+    'Longest a request waits for a free connection of the `pg` pool; then it is answered 503 `SERVICE_UNAVAILABLE` instead of hanging.',
+  ),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(30_000, 100).describe(
+    "PostgreSQL's `statement_timeout` on the pool's connections: a statement running longer is cancelled (503 `SERVICE_UNAVAILABLE`). Migrations run without it.",
+  ),
   PARLEY_DATA_DIR: z
     .string()
     .min(1)
@@ -142,6 +148,24 @@ export const envSchema = z.object({
   MAX_ATTACHMENTS: int(10, 0).describe('Most attachments on one message (413 `PAYLOAD_TOO_LARGE`).'),
   RATE_LIMIT_PER_MINUTE: int(600, 1).describe(
     'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  RATE_LIMIT_PER_IP_PER_MINUTE: int(1200, 1).describe(
+    'HTTP requests per minute per client address, counted before the credential is checked (public routes included); over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  MAX_WAIT_MS: int(30_000, 0).describe(
+    'Longest a command sent with `wait` holds its request open (its `timeoutMs` and the turn timeout are cut to this); then it answers 202 and the turn goes on.',
+  ),
+  SSE_MAX_STREAMS_PER_SUBJECT: int(10, 1).describe(
+    'Open SSE streams one subject may hold per process; one more is answered 429 `RATE_LIMITED`.',
+  ),
+  SSE_MAX_STREAMS: int(1000, 1).describe(
+    'Open SSE streams per process, all subjects together; one more is answered 429 `RATE_LIMITED`.',
+  ),
+  SSE_MAX_BUFFERED_BYTES: int(1_048_576, 1024).describe(
+    'Bytes an SSE stream may have waiting for a client that does not read; past it the stream is dropped.',
+  ),
+  SSE_CREDENTIAL_CHECK_MS: int(30_000, 50).describe(
+    "How often an open SSE stream checks its caller's credential again; a revoked key or an expired JWT ends the stream.",
   ),
   MAX_RUNNING_TURNS_PER_SUBJECT: int(20, 1).describe(
     'Turns one subject may have running at once; a command that would start one more is answered 429 `RATE_LIMITED`.',

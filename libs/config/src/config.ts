@@ -17,6 +17,9 @@ function toConfig(env: Env) {
       /** null means: run the embedded PostgreSQL (PGlite) under `dataDir`. */
       url: env.DATABASE_URL ?? null,
       poolSize: env.DATABASE_POOL_SIZE,
+      /** How long a query waits for a pool connection, and PostgreSQL's statement_timeout. */
+      acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       dataDir: env.PARLEY_DATA_DIR,
     },
     /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
@@ -53,6 +56,15 @@ function toConfig(env: Env) {
       maxAttachments: env.MAX_ATTACHMENTS,
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
       maxRunningTurnsPerSubject: env.MAX_RUNNING_TURNS_PER_SUBJECT,
+      rateLimitPerIpPerMinute: env.RATE_LIMIT_PER_IP_PER_MINUTE,
+      /** The longest a command's `wait` holds its request. */
+      maxWaitMs: env.MAX_WAIT_MS,
+    },
+    sse: {
+      maxStreamsPerSubject: env.SSE_MAX_STREAMS_PER_SUBJECT,
+      maxStreams: env.SSE_MAX_STREAMS,
+      maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES,
+      credentialCheckMs: env.SSE_CREDENTIAL_CHECK_MS,
     },
     llm: {
       defaultModelName: env.DEFAULT_MODEL_NAME ?? null,
