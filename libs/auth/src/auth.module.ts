@@ -7,7 +7,7 @@ import { ApiKeysService } from './api-keys/api-keys.service';
 import { KeysHttpController } from './api-keys/keys.http.controller';
 import { Authenticator } from './authenticator';
 import { AuthGuard } from './http/auth.guard';
-import { SubjectRateLimiter } from './limits/rate-limiter';
+import { ADDRESS_RATE_LIMITER, SubjectRateLimiter } from './limits/rate-limiter';
 import { TurnSlots } from './limits/turn-slots';
 
 // A turn never outlives TURN_TIMEOUT_MS; a minute more covers a worker that is slow to release.
@@ -24,7 +24,7 @@ class AuthWarnings implements OnApplicationBootstrap {
 
 /**
  * Authentication (API keys, bootstrap admin key, JWT), the global AuthGuard, /api/v1/keys, the
- * per-subject rate limit and the running-turn cap. Needs PG_POOL (DatabaseModule) and REDIS
+ * per-address and per-subject rate limits and the running-turn cap. Needs PG_POOL (DatabaseModule) and REDIS
  * (RedisModule; null falls back to per-process limits).
  */
 @Global()
@@ -44,6 +44,17 @@ class AuthWarnings implements OnApplicationBootstrap {
       inject: [CONFIG, REDIS],
       useFactory: (config: Config, redis: Redis | null) =>
         new SubjectRateLimiter({ redis, prefix: config.prefix, perMinute: config.limits.rateLimitPerMinute }),
+    },
+    {
+      // In memory: a flood guard per process needs no Redis round trip before every request.
+      provide: ADDRESS_RATE_LIMITER,
+      inject: [CONFIG],
+      useFactory: (config: Config) =>
+        new SubjectRateLimiter({
+          redis: null,
+          prefix: `${config.prefix}:address`,
+          perMinute: config.limits.rateLimitPerIpPerMinute,
+        }),
     },
     {
       provide: TurnSlots,

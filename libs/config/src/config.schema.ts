@@ -150,7 +150,10 @@ export const envSchema = z.object({
     'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
   ),
   RATE_LIMIT_PER_IP_PER_MINUTE: int(1200, 1).describe(
-    'HTTP requests per minute per client address, counted before the credential is checked (public routes included); over it: 429 `RATE_LIMITED` with `Retry-After`.',
+    'HTTP requests per minute per client address and process, counted before the credential is checked (public routes included); over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  HTTP_TRUST_PROXY: bool(false).describe(
+    '`true` behind a reverse proxy or load balancer: the client address (for `RATE_LIMIT_PER_IP_PER_MINUTE`) is read from `X-Forwarded-For`. Leave `false` when clients connect directly, or they can choose their address.',
   ),
   MAX_WAIT_MS: int(30_000, 0).describe(
     'Longest a command sent with `wait` holds its request open (its `timeoutMs` and the turn timeout are cut to this); then it answers 202 and the turn goes on.',

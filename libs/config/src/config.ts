@@ -11,7 +11,13 @@ const splitList = (value: string): string[] =>
 function toConfig(env: Env) {
   return {
     env: env.NODE_ENV,
-    http: { port: env.PORT, host: env.HOST, bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES },
+    http: {
+      port: env.PORT,
+      host: env.HOST,
+      bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES,
+      /** Read the client address from X-Forwarded-For (behind a proxy). */
+      trustProxy: env.HTTP_TRUST_PROXY,
+    },
     log: { level: env.LOG_LEVEL },
     database: {
       /** null means: run the embedded PostgreSQL (PGlite) under `dataDir`. */

@@ -14,7 +14,7 @@ function turnCommand(slots: TurnSlots, outcome: () => Promise<Executed>) {
   const command = new TurnCommand(
     runner as unknown as CommandRunner,
     {} as TurnWaiter,
-    { turn: { timeoutMs: 1_000 } } as Config,
+    { turn: { timeoutMs: 1_000 }, limits: { maxWaitMs: 30_000 } } as Config,
     slots,
   );
   const run = (conversationId: string, ctx: OperationContext) =>

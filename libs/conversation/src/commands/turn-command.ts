@@ -52,7 +52,8 @@ export class TurnCommand {
       const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
       if (!startsTurn) await giveBack();
       if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
-      const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
+      // A request held open is a connection and a poll loop: never longer than MAX_WAIT_MS.
+      const timeoutMs = Math.min(input.timeoutMs ?? this.config.turn.timeoutMs, this.config.limits.maxWaitMs);
       const waited = await watch.until(executed, timeoutMs, executed.replayed);
       return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
     } finally {

@@ -16,7 +16,7 @@ export async function createHttpApp(
 ): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     module,
-    new FastifyAdapter({ bodyLimit: config.http.bodyLimitBytes }),
+    new FastifyAdapter({ bodyLimit: config.http.bodyLimitBytes, trustProxy: config.http.trustProxy }),
     { logger: new NestPinoLogger(logger) },
   );
   instrumentHttp(app.getHttpAdapter().getInstance(), app.get(MetricsService));
