@@ -30,8 +30,8 @@ const frame = (fields: { id?: string; event: string; data: unknown }) =>
  * the SSE id is the revision, so Last-Event-ID resumes exactly), then new ones as they are
  * appended, interleaved with live text deltas (`event: delta`, no id: they are not replayed).
  * The seat wakes it when the conversation changed. Stored events are written one at a time and
- * wait for a client that is behind (`drained`). Resolves 'closed' once the conversation is
- * terminated or killed, 'aborted' when `signal` stops it.
+ * wait for a client that is behind (`drained`). Resolves once the conversation is terminated
+ * or killed, or when `signal` stops it.
  */
 export async function streamConversation(
   conversationId: string,
@@ -39,7 +39,7 @@ export async function streamConversation(
   sink: StreamSink,
   signal: AbortSignal,
   options: ConversationStreamOptions,
-): Promise<'closed' | 'aborted'> {
+): Promise<void> {
   const { store, live, seat, heartbeatMs, pageSize = 200 } = options;
   const stopDeltas = live.subscribe(conversationId, (delta) => sink.write(frame({ event: 'delta', data: delta })));
   const heartbeat = setInterval(() => sink.write(': keep-alive\n\n'), heartbeatMs);
@@ -51,16 +51,15 @@ export async function streamConversation(
         maxCount: pageSize,
       });
       for (const e of events) {
-        if (signal.aborted) return 'aborted';
+        if (signal.aborted) return;
         if (!sink.write(frame({ id: String(e.revision), event: e.type, data: eventView(e) })))
           await sink.drained(signal);
         next = Number(e.revision) + 1;
-        if (CLOSING_EVENTS.has(e.type)) return 'closed';
+        if (CLOSING_EVENTS.has(e.type)) return;
       }
       if (events.length === pageSize) continue;
       await seat.waitBeyond(BigInt(next - 1), signal);
     }
-    return 'aborted';
   } finally {
     clearInterval(heartbeat);
     stopDeltas();
