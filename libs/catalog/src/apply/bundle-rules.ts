@@ -87,7 +87,7 @@ export class BundleRules {
       case 'mcpClients':
         return mcpProblems(path, values);
       case 'tools':
-        return prepareTool(item, this.view.get('tools')?.get(item.key)?.secret ?? null);
+        return prepareTool(item, this.view.get('tools')?.get(item.key) ?? null);
       default:
         return [];
     }

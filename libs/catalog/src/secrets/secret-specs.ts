@@ -1,8 +1,7 @@
-import { TOOL_SECRET_PATHS } from '@parley/tools';
 import { z } from 'zod';
 import type { SecretKind } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
-import { deletePath, getPath } from './object-paths';
+import { extractToolSecrets } from './tool-secrets';
 
 /**
  * The write-only values of each entity with secrets. In a bundle or request a secret that is
@@ -55,17 +54,7 @@ export const SECRET_SPECS: Record<SecretKind, SecretSpec> = {
     input: {},
     // The tool's config was validated whole (stored secrets filled in); its secret paths are all there is.
     mode: 'replace',
-    extract: (item) => {
-      const taken: Secret = {};
-      const config = item.config as Row | null;
-      for (const path of TOOL_SECRET_PATHS) {
-        const value = config ? getPath(config, path) : undefined;
-        if (value === undefined) continue;
-        taken[path] = value;
-        deletePath(config!, path);
-      }
-      return taken;
-    },
+    extract: (item) => extractToolSecrets(item.config as Row | null),
     flags: (s) => ({ secretsSet: Object.keys(s).sort() }),
   },
 };

@@ -8,6 +8,20 @@ import { CatalogReader } from '../store/catalog-reader';
 import { rotateEncryptionKeys } from './rotate-keys';
 import { keyIdOf, parseKey } from './secret-cipher';
 
+const CRM_TOOL = {
+  code: 'CRM_LOOKUP',
+  description: 'Finds a customer',
+  config: {
+    kind: 'http',
+    url: 'https://crm.example.com/lookup',
+    request: { auth: 'basic', basic: { username: 'parley', password: 'pw-PLAINTEXT' } },
+    schema: [
+      { parameter: 'email', type: 'string' },
+      { parameter: 'tenant', type: 'string', ignore: true, value: 'acme' },
+    ],
+  },
+};
+
 const bundle = {
   providers: [
     {
@@ -18,17 +32,14 @@ const bundle = {
     },
   ],
   tools: [
+    CRM_TOOL,
     {
-      code: 'CRM_LOOKUP',
-      description: 'Finds a customer',
+      code: 'KEYED',
+      description: 'Calls an API with a static key in a header and a token in its URL',
       config: {
         kind: 'http',
-        url: 'https://crm.example.com/lookup',
-        request: { auth: 'basic', basic: { username: 'parley', password: 'pw-PLAINTEXT' } },
-        schema: [
-          { parameter: 'email', type: 'string' },
-          { parameter: 'tenant', type: 'string', ignore: true, value: 'acme' },
-        ],
+        url: 'https://api.example.com/v1/find?token=tok-PLAINTEXT',
+        headers: { 'x-api-key': 'key-PLAINTEXT', 'x.dotted': 'dot-PLAINTEXT' },
       },
     },
   ],
@@ -93,7 +104,7 @@ describe('catalog secrets at rest', () => {
     const shown = await catalog.get('tools', 'CRM_LOOKUP');
     expect(shown.secretsSet).toEqual(['request.basic.password']);
     expect(JSON.stringify(shown)).not.toContain('PLAINTEXT');
-    const withoutPassword = structuredClone(bundle.tools[0]);
+    const withoutPassword = structuredClone(CRM_TOOL);
     delete (withoutPassword.config.request.basic as Partial<typeof withoutPassword.config.request.basic>).password;
     const result = await catalog.apply({ tools: [withoutPassword] }, { dryRun: false });
     expect(result.changes.tools.unchanged).toEqual(['CRM_LOOKUP']);
@@ -101,6 +112,39 @@ describe('catalog secrets at rest', () => {
       'CRM_LOOKUP',
     );
     expect(again).toMatchObject({ request: { basic: { password: 'pw-PLAINTEXT' } } });
+  });
+
+  it('stores header values and a URL’s query as secrets, keeps them across an update that leaves them out, and drops them when the URL moves', async () => {
+    const catalog = new CatalogService(t.dataSource, testCipher());
+    const shown = await catalog.get('tools', 'KEYED');
+    expect(JSON.stringify(shown)).not.toContain('PLAINTEXT');
+    expect(shown.config).toMatchObject({ url: 'https://api.example.com/v1/find' });
+    expect(shown.config).not.toHaveProperty('headers');
+    expect(shown.secretsSet).toEqual(['headers.x-api-key', 'headers.x.dotted', 'url']);
+    const source = () => new CatalogToolConfigSource(new CatalogReader(t.dataSource, testCipher()));
+    const full = {
+      url: 'https://api.example.com/v1/find?token=tok-PLAINTEXT',
+      headers: { 'x-api-key': 'key-PLAINTEXT', 'x.dotted': 'dot-PLAINTEXT' },
+    };
+    expect(await source().configFor('KEYED')).toMatchObject(full);
+
+    const { secretsSet: _flags, ...view } = shown;
+    const reapplied = await catalog.apply({ tools: [view] }, { dryRun: false });
+    expect(reapplied.changes.tools.unchanged).toEqual(['KEYED']);
+    expect(await source().configFor('KEYED')).toMatchObject(full);
+
+    const moved = {
+      code: 'KEYED',
+      description: 'x',
+      config: { kind: 'http', url: 'https://evil.example.net/v1/find' },
+    };
+    const error = (await catalog.apply({ tools: [moved] }, { dryRun: false }).catch((e: unknown) => e)) as DomainError;
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.details!.problems).toEqual([
+      { path: 'tools[0].config.headers.x-api-key', message: expect.stringContaining('give this secret again') },
+      { path: 'tools[0].config.headers.x.dotted', message: expect.stringContaining('give this secret again') },
+    ]);
+    expect(await source().configFor('KEYED')).toMatchObject(full);
   });
 
   it('refuses to store a secret without an encryption key and writes nothing', async () => {
@@ -117,7 +161,7 @@ describe('catalog secrets at rest', () => {
 
   it('re-encrypts everything under the current key on rotation', async () => {
     const rotated = await rotateEncryptionKeys(t.dataSource, testCipher(OTHER_KEY, [TEST_KEY]));
-    expect(rotated).toEqual({ cat_tools: 1, cat_mcp_clients: 1, cat_providers: 1 });
+    expect(rotated).toEqual({ cat_tools: 2, cat_mcp_clients: 1, cat_providers: 1 });
     const ids = await t.dataSource.query(
       `select secret_key_id from cat_providers union select secret_key_id from cat_tools union select secret_key_id from cat_mcp_clients`,
     );
