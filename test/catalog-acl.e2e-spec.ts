@@ -1,4 +1,9 @@
+import { CatalogService, SecretCipher } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { DATA_SOURCE } from '@parley/platform';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, headers, type NatsConnection } from 'nats';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
@@ -75,7 +80,7 @@ describe('the catalog as clients see it: credentials, access and what reaches th
   let alice: string;
 
   beforeAll(async () => {
-    parley = await startParley('catalog_acl', {}, catalog);
+    parley = await startParley('catalog_acl', { MCP_HTTP_ALLOWED_HOSTS: '*.example.com' }, catalog);
     store = parley.app.get(EVENT_STORE);
     nc = await connect({ servers: '127.0.0.1:4222' });
     const created = await parley.call('POST', '/api/v1/keys', { subject: 'alice', roles: ['client'] });
@@ -194,5 +199,99 @@ describe('the catalog as clients see it: credentials, access and what reaches th
     expect((await asAlice('GET', '/api/v1/tools/SHARED')).status).toBe(200);
     const stillRefused = await asAlice('PUT', `${repositories}/mine`, { tools: ['SHARED', 'CRM'] });
     expect([stillRefused.status, stillRefused.body.error.details]).toEqual([403, { tools: ['CRM'] }]);
+  });
+
+  describe('an admin credential is not code on the host, nor a way to send a secret elsewhere', () => {
+    const marker = join(tmpdir(), `parley-rogue-${process.pid}-${Date.now()}`);
+    const rogue = {
+      name: 'rogue',
+      description: 'Runs a shell command',
+      mcpTransportType: 'ST',
+      command: 'node',
+      args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`],
+    };
+    const problemsOf = (res: { status: number; body: any }) => [
+      res.status,
+      res.body.error.code,
+      (res.body.error.details?.problems ?? []).map((p: { path: string }) => p.path),
+    ];
+
+    it('refuses a stdio MCP command outside MCP_STDIO_COMMANDS when the catalog is changed, and writes nothing', async () => {
+      const created = await parley.call('POST', '/api/v1/catalog/mcp-clients', rogue);
+      expect(problemsOf(created)).toEqual([400, 'VALIDATION_FAILED', ['command']]);
+      expect(created.body.error.details.problems[0].message).toContain('MCP_STDIO_COMMANDS');
+      const applied = await parley.call('POST', '/api/v1/catalog/apply', { mcpClients: [rogue] });
+      expect(problemsOf(applied)).toEqual([400, 'VALIDATION_FAILED', ['mcpClients[0].command']]);
+      expect((await parley.call('GET', '/api/v1/catalog/mcp-clients/rogue')).status).toBe(404);
+    });
+
+    it('refuses it again at spawn time, for a catalog written before the list was narrowed', async () => {
+      // Written around the checks, as an older Parley (or a wider MCP_STDIO_COMMANDS) would have.
+      const unchecked = new CatalogService(parley.app.get(DATA_SOURCE), parley.app.get(SecretCipher));
+      const action = { code: 'ROGUE', description: 'x', llmModel: 'SIM-CHAT', mcpClients: ['rogue'] };
+      await unchecked.apply({ mcpClients: [rogue], actions: [action] }, { dryRun: false });
+      const started = await parley.call('POST', '/api/v1/conversations', {
+        agentCode: 'HELPDESK',
+        actionCode: 'ROGUE',
+      });
+      expect(started.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.stringify(started.body)).toContain('MCP_STDIO_COMMANDS');
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it('refuses a provider or MCP URL that moves to another origin without its secret, or off the allow-list', async () => {
+      const provider = (baseUrl: string, extra: Record<string, unknown> = {}) => ({
+        description: 'Simulator',
+        providerType: 'openai-compatible',
+        baseUrl,
+        instanceWide: true,
+        ...extra,
+      });
+      const port = new URL(parley.simulator.url).port;
+      const moved = await parley.call('PUT', '/api/v1/catalog/providers/SIM', provider(`http://localhost:${port}/v1`));
+      expect(problemsOf(moved)).toEqual([400, 'VALIDATION_FAILED', ['apiKey']]);
+      expect(moved.body.error.details.problems[0].message).toContain('give this secret again');
+      const offList = await parley.call(
+        'PUT',
+        '/api/v1/catalog/providers/SIM',
+        provider('https://collector.evil.test/v1', { apiKey: 'sk-new' }),
+      );
+      expect(problemsOf(offList)).toEqual([400, 'VALIDATION_FAILED', ['baseUrl']]);
+      expect(offList.body.error.details.problems[0].message).toContain('LLM_PROVIDER_ALLOWED_HOSTS');
+      expect((await parley.call('GET', '/api/v1/catalog/providers/SIM')).body.baseUrl).toBe(parley.simulator.url);
+      const samePlace = await parley.call('PUT', '/api/v1/catalog/providers/SIM', provider(parley.simulator.url));
+      expect(samePlace.status).toBe(200);
+      const withKey = await parley.call(
+        'PUT',
+        '/api/v1/catalog/providers/SIM',
+        provider(`http://localhost:${port}/v1`, { apiKey: 'sk-test-secret-4242' }),
+      );
+      expect([withKey.status, withKey.body.apiKeySet]).toEqual([200, true]);
+
+      const mcp = (url: string, extra: Record<string, unknown> = {}) => ({
+        description: 'A remote MCP server',
+        mcpTransportType: 'SH',
+        mcpConnectionUrl: url,
+        ...extra,
+      });
+      const mcpMoved = await parley.call(
+        'PUT',
+        '/api/v1/catalog/mcp-clients/remote',
+        mcp('https://other.example.com/mcp'),
+      );
+      expect(problemsOf(mcpMoved)).toEqual([400, 'VALIDATION_FAILED', ['headers']]);
+      const mcpOffList = await parley.call(
+        'PUT',
+        '/api/v1/catalog/mcp-clients/remote',
+        mcp('https://evil.test/mcp', { headers: null }),
+      );
+      expect(problemsOf(mcpOffList)).toEqual([400, 'VALIDATION_FAILED', ['mcpConnectionUrl']]);
+      const cleared = await parley.call(
+        'PUT',
+        '/api/v1/catalog/mcp-clients/remote',
+        mcp('https://other.example.com/mcp', { headers: null }),
+      );
+      expect([cleared.status, cleared.body.headersSet]).toEqual([200, []]);
+    });
   });
 });
