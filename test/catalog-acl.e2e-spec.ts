@@ -1,10 +1,11 @@
 import { CatalogService, SecretCipher } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { DATA_SOURCE } from '@parley/platform';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers, type NatsConnection } from 'nats';
+import { StartConversationHandler } from '../libs/conversation/src/commands/start-conversation/start-conversation.handler';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -12,6 +13,9 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const STATIC = 'tenant-STATIC-4711';
 const HEADER_KEY = 'hdr-SECRET-0815';
 const URL_TOKEN = 'url-SECRET-1234';
+/** An allowed stdio command that leaves a directory behind when it is spawned. */
+const SPAWNED = join(tmpdir(), `parley-spawned-${process.pid}-${Date.now()}`);
+const MARKING_ARGS = ['-e', `require('fs').mkdirSync('${SPAWNED}')`];
 
 /** The test catalog plus an HTTP tool holding credentials and static values, and a stdio MCP client. */
 function catalog(simulatorUrl: string) {
@@ -44,6 +48,7 @@ function catalog(simulatorUrl: string) {
         mcpConnectionUrl: 'https://mcp.example.com/mcp',
         headers: { authorization: `Bearer ${HEADER_KEY}` },
       },
+      { name: 'marking', description: 'Marks its spawn', mcpTransportType: 'ST', command: 'node', args: MARKING_ARGS },
       {
         name: 'hidden',
         description: 'Not on any action',
@@ -53,6 +58,12 @@ function catalog(simulatorUrl: string) {
     ],
     actions: [
       ...base.actions,
+      {
+        code: 'MARKING',
+        description: 'Spawns the marking MCP server',
+        llmModel: 'SIM-CHAT',
+        mcpClients: ['marking'],
+      },
       {
         code: 'REMOTE',
         description: 'Uses the remote MCP server',
@@ -80,15 +91,23 @@ describe('the catalog as clients see it: credentials, access and what reaches th
   let alice: string;
 
   beforeAll(async () => {
-    parley = await startParley('catalog_acl', { MCP_HTTP_ALLOWED_HOSTS: '*.example.com' }, catalog);
+    parley = await startParley(
+      'catalog_acl',
+      {
+        MCP_HTTP_ALLOWED_HOSTS: '*.example.com',
+        MCP_STDIO_COMMANDS: `npx @modelcontextprotocol/server-everything, node ${MARKING_ARGS.join(' ')}`,
+      },
+      catalog,
+    );
     store = parley.app.get(EVENT_STORE);
     nc = await connect({ servers: '127.0.0.1:4222' });
     const created = await parley.call('POST', '/api/v1/keys', { subject: 'alice', roles: ['client'] });
     alice = created.body.key as string;
   });
   afterAll(async () => {
-    await nc.close();
-    await parley.close();
+    rmSync(SPAWNED, { recursive: true, force: true });
+    await nc?.close();
+    await parley?.close();
   });
 
   const asAlice = (method: string, path: string, body?: unknown) => parley.call(method, path, body, bearer(alice));
@@ -199,6 +218,17 @@ describe('the catalog as clients see it: credentials, access and what reaches th
     expect((await asAlice('GET', '/api/v1/tools/SHARED')).status).toBe(200);
     const stillRefused = await asAlice('PUT', `${repositories}/mine`, { tools: ['SHARED', 'CRM'] });
     expect([stillRefused.status, stillRefused.body.error.details]).toEqual([403, { tools: ['CRM'] }]);
+  });
+
+  it('checks the caller’s roles before resolving the snapshot, so a refused start spawns no MCP server', async () => {
+    const start = parley.app.get(StartConversationHandler);
+    const input = { agentCode: 'HELPDESK', actionCode: 'MARKING', metadata: {} };
+    const auditor = { caller: { subject: 'audit-bot', roles: ['auditor' as const] } };
+    await expect(start.execute(input, auditor)).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect(existsSync(SPAWNED)).toBe(false);
+    // The marker does tell a spawn: an admin's start runs the command (which is no MCP server, so it fails).
+    await start.execute(input, { caller: { subject: 'root', roles: ['admin'] } }).catch(() => undefined);
+    expect(existsSync(SPAWNED)).toBe(true);
   });
 
   describe('an admin credential is not code on the host, nor a way to send a secret elsewhere', () => {
