@@ -90,7 +90,11 @@ describe('catalog secrets at rest', () => {
       headers: { 'OpenAI-Organization': 'org-PLAINTEXT' },
     });
     const tool = await new CatalogToolConfigSource(reader).configFor('CRM_LOOKUP');
-    expect(tool).toMatchObject({ kind: 'http', request: { basic: { username: 'parley', password: 'pw-PLAINTEXT' } } });
+    expect(tool).toMatchObject({
+      kind: 'http',
+      headers: {},
+      request: { basic: { username: 'parley', password: 'pw-PLAINTEXT' } },
+    });
     expect(await new CatalogMcpClientConfigSource(reader).configFor('remote')).toEqual({
       name: 'remote',
       transport: 'SH',

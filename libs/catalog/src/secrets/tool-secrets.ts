@@ -59,6 +59,7 @@ export function extractToolSecrets(config: Row | null): Secret {
 
 /** Puts stored secrets back into a config (in place): the executors' view at call time. */
 export function restoreToolSecrets(config: Row, secret: Secret | null): void {
+  if (config.kind === 'http' && !isObject(config.headers)) config.headers = {};
   for (const [path, value] of Object.entries(secret ?? {})) {
     if (path.startsWith(HEADER)) {
       config.headers = { ...(isObject(config.headers) ? config.headers : {}), [path.slice(HEADER.length)]: value };
