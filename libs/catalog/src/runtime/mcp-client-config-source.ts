@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/core';
 import { CatalogDestinations, refused } from '../apply/destinations';
+import { callUrl } from '../secrets/tool-secrets';
 import { CatalogReader } from '../store/catalog-reader';
 
 /** How the MCP pool connects to a catalog MCP client; env and headers are decrypted here. */
@@ -50,7 +51,7 @@ export class CatalogMcpClientConfigSource {
       name,
       transport: record.mcpTransportType as McpClientConfig['transport'],
       ...(record.command ? { command: record.command as string, args: record.args as string[] } : {}),
-      ...(record.mcpConnectionUrl ? { url: record.mcpConnectionUrl as string } : {}),
+      ...(record.mcpConnectionUrl ? { url: callUrl(record.mcpConnectionUrl, secret, 'mcpConnectionUrl')! } : {}),
       ...(env ? { env } : {}),
       ...(headers ? { headers } : {}),
     };

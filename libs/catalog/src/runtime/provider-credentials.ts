@@ -4,6 +4,7 @@ import type { ProviderEndpoint } from '@parley/llm';
 import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/core';
 import { CatalogDestinations, OPENAI_BASE_URL, refused } from '../apply/destinations';
+import { callUrl } from '../secrets/tool-secrets';
 import { CatalogReader } from '../store/catalog-reader';
 import { callTimeCache } from './call-time-cache';
 
@@ -35,7 +36,7 @@ export class ProviderCredentials {
     const config = (secret?.providerConfig ?? {}) as { headers?: Record<string, string> };
     return {
       code: providerCode,
-      baseUrl: (record.baseUrl as string | null) ?? OPENAI_BASE_URL,
+      baseUrl: callUrl(record.baseUrl, secret, 'baseUrl') ?? OPENAI_BASE_URL,
       apiKey: (secret?.apiKey as string | undefined) ?? null,
       ...(config.headers ? { headers: config.headers } : {}),
     };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SecretKind } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
-import { extractToolSecrets } from './tool-secrets';
+import { extractToolSecrets, takeUrlSecret } from './tool-secrets';
 
 /**
  * The write-only values of each entity with secrets. In a bundle or request a secret that is
@@ -41,14 +41,23 @@ export const SECRET_SPECS: Record<SecretKind, SecretSpec> = {
       providerConfig: z.looseObject({ headers: stringMap.optional() }).nullable().optional(),
     },
     mode: 'merge',
-    extract: (item) => takeFields(item, ['apiKey', 'providerConfig']),
-    flags: (s) => ({ apiKeySet: typeof s.apiKey === 'string', providerConfigSet: s.providerConfig != null }),
+    // A baseUrl's userinfo or query string is a secret too; the record keeps the URL without it.
+    extract: (item) => ({ ...takeFields(item, ['apiKey', 'providerConfig']), ...takeUrlSecret(item, 'baseUrl') }),
+    flags: (s) => ({
+      apiKeySet: typeof s.apiKey === 'string',
+      providerConfigSet: s.providerConfig != null,
+      ...(typeof s.baseUrl === 'string' ? { baseUrlSecretSet: true } : {}),
+    }),
   },
   mcpClient: {
     input: { env: stringMap.nullable().optional(), headers: stringMap.nullable().optional() },
     mode: 'merge',
-    extract: (item) => takeFields(item, ['env', 'headers']),
-    flags: (s) => ({ envSet: names(s.env), headersSet: names(s.headers) }),
+    extract: (item) => ({ ...takeFields(item, ['env', 'headers']), ...takeUrlSecret(item, 'mcpConnectionUrl') }),
+    flags: (s) => ({
+      envSet: names(s.env),
+      headersSet: names(s.headers),
+      ...(typeof s.mcpConnectionUrl === 'string' ? { mcpConnectionUrlSecretSet: true } : {}),
+    }),
   },
   tool: {
     input: {},

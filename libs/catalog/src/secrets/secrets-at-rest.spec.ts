@@ -30,6 +30,7 @@ const bundle = {
       apiKey: 'sk-openai-PLAINTEXT',
       providerConfig: { headers: { 'OpenAI-Organization': 'org-PLAINTEXT' } },
     },
+    { code: 'PRXY', providerType: 'openai-compatible', baseUrl: 'https://proxy.example.com/v1?sig=sig-PLAINTEXT' },
   ],
   tools: [
     CRM_TOOL,
@@ -47,7 +48,7 @@ const bundle = {
     {
       name: 'remote',
       mcpTransportType: 'SH',
-      mcpConnectionUrl: 'https://mcp.example.com/mcp',
+      mcpConnectionUrl: 'https://mcp.example.com/mcp?token=url-PLAINTEXT',
       headers: { Authorization: 'Bearer tok-PLAINTEXT' },
     },
   ],
@@ -98,9 +99,12 @@ describe('catalog secrets at rest', () => {
     expect(await new CatalogMcpClientConfigSource(reader).configFor('remote')).toEqual({
       name: 'remote',
       transport: 'SH',
-      url: 'https://mcp.example.com/mcp',
+      url: 'https://mcp.example.com/mcp?token=url-PLAINTEXT',
       headers: { Authorization: 'Bearer tok-PLAINTEXT' },
     });
+    expect((await new ProviderCredentials(reader).endpointFor('PRXY')).baseUrl).toBe(
+      'https://proxy.example.com/v1?sig=sig-PLAINTEXT',
+    );
   });
 
   it('shows flags instead of secrets and keeps a tool password an update leaves out', async () => {
@@ -151,6 +155,28 @@ describe('catalog secrets at rest', () => {
     expect(await source().configFor('KEYED')).toMatchObject(full);
   });
 
+  it('shows a provider’s and an MCP client’s URL without its query, and keeps the secret one when the shown URL is applied again', async () => {
+    const catalog = new CatalogService(t.dataSource, testCipher());
+    const proxy = await catalog.get('providers', 'PRXY');
+    const remote = await catalog.get('mcp-clients', 'remote');
+    expect(proxy).toMatchObject({ baseUrl: 'https://proxy.example.com/v1', baseUrlSecretSet: true });
+    expect(remote).toMatchObject({ mcpConnectionUrl: 'https://mcp.example.com/mcp', mcpConnectionUrlSecretSet: true });
+    const reapplied = await catalog.apply(
+      {
+        providers: [{ code: 'PRXY', providerType: 'openai-compatible', baseUrl: proxy.baseUrl }],
+        mcpClients: [{ name: 'remote', mcpTransportType: 'SH', mcpConnectionUrl: remote.mcpConnectionUrl }],
+      },
+      { dryRun: false },
+    );
+    expect([reapplied.changes.providers.unchanged, reapplied.changes.mcpClients.unchanged]).toEqual([
+      ['PRXY'],
+      ['remote'],
+    ]);
+    const reader = new CatalogReader(t.dataSource, testCipher());
+    expect((await new ProviderCredentials(reader).endpointFor('PRXY')).baseUrl).toContain('sig-PLAINTEXT');
+    expect((await new CatalogMcpClientConfigSource(reader).configFor('remote')).url).toContain('url-PLAINTEXT');
+  });
+
   it('refuses to store a secret without an encryption key and writes nothing', async () => {
     const keyless = new CatalogService(t.dataSource, testCipher(null));
     const error = (await keyless
@@ -165,7 +191,7 @@ describe('catalog secrets at rest', () => {
 
   it('re-encrypts everything under the current key on rotation', async () => {
     const rotated = await rotateEncryptionKeys(t.dataSource, testCipher(OTHER_KEY, [TEST_KEY]));
-    expect(rotated).toEqual({ cat_tools: 2, cat_mcp_clients: 1, cat_providers: 1 });
+    expect(rotated).toEqual({ cat_tools: 2, cat_mcp_clients: 1, cat_providers: 2 });
     const ids = await t.dataSource.query(
       `select secret_key_id from cat_providers union select secret_key_id from cat_tools union select secret_key_id from cat_mcp_clients`,
     );

@@ -27,6 +27,25 @@ export function publicUrl(text: string): string {
 
 const hasUrlSecret = (text: string): boolean => publicUrl(text) !== text;
 
+/**
+ * A provider's or MCP client's URL field holding userinfo or a query string: taken out of the
+ * item (which keeps the public URL) as the secret `field`. Absent otherwise, so an update
+ * giving the public URL keeps the stored one.
+ */
+export function takeUrlSecret(item: Row, field: string): Secret {
+  const text = item[field];
+  if (typeof text !== 'string' || !hasUrlSecret(text)) return {};
+  item[field] = publicUrl(text);
+  return { [field]: text };
+}
+
+/** The URL to call: the stored secret one when it is the shown URL plus its userinfo or query. */
+export function callUrl(shown: unknown, secret: Secret | null, field: string): string | null {
+  const full = secret?.[field];
+  if (typeof full === 'string' && typeof shown === 'string' && publicUrl(full) === shown) return full;
+  return typeof shown === 'string' ? shown : null;
+}
+
 export function originOf(text: unknown): string | null {
   if (typeof text !== 'string') return null;
   try {
