@@ -1,5 +1,11 @@
 export { DEV_PRINCIPAL, type Role, type Principal } from './principal';
-export { requireRoles, assertCanRead, assertCanCommand, ownerFilter } from './ownership/ownership.policy';
+export {
+  requireRoles,
+  assertCanRead,
+  assertCanCommand,
+  canReadConversation,
+  ownerFilter,
+} from './ownership/ownership.policy';
 export { Authenticator } from './authenticator';
 export { ApiKeysService } from './api-keys/api-keys.service';
 export { registerKeyCommands } from './api-keys/keys.command';

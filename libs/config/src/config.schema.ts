@@ -238,6 +238,24 @@ export const envSchema = z.object({
     .describe(
       'Comma-separated hosts that HTTP tools may call, checked on every redirect too: `host`, `*.domain`, optional `:port`. Empty: no HTTP tool may run.',
     ),
+  LLM_PROVIDER_ALLOWED_HOSTS: z
+    .string()
+    .default('api.openai.com,*.openai.azure.com,127.0.0.1,localhost')
+    .describe(
+      "Comma-separated hosts a provider's `baseUrl` may name (`host`, `*.domain`, optional `:port`), checked when the catalog is changed and before each call. The default allows OpenAI, Azure OpenAI and this machine (the simulator); narrow it in production.",
+    ),
+  MCP_HTTP_ALLOWED_HOSTS: z
+    .string()
+    .default('127.0.0.1,localhost')
+    .describe(
+      "Comma-separated hosts an MCP client's `mcpConnectionUrl` may name (`host`, `*.domain`, optional `:port`), checked when the catalog is changed and before connecting. Empty: no streamable-HTTP or SSE MCP client may connect.",
+    ),
+  MCP_STDIO_COMMANDS: z
+    .string()
+    .default('npx @modelcontextprotocol/server-everything')
+    .describe(
+      "Comma-separated command lines a stdio MCP client may run: a client's `command` followed by its `args` must begin with one of them word for word (`node /opt/mcp/server.js`, `npx @scope/server`). Checked when the catalog is changed and again before spawning. Empty: no stdio MCP client may run. The default runs only the demo's server-everything.",
+    ),
 
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).describe(
     'OTLP/HTTP endpoint that receives traces (`$endpoint/v1/traces`). Unset: no traces are exported.',

@@ -97,6 +97,12 @@ function toConfig(env: Env) {
       waitPollMs: env.TURN_WAIT_POLL_MS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
+    /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */
+    catalog: {
+      providerAllowedHosts: splitList(env.LLM_PROVIDER_ALLOWED_HOSTS),
+      mcpHttpAllowedHosts: splitList(env.MCP_HTTP_ALLOWED_HOSTS),
+      mcpStdioCommands: splitList(env.MCP_STDIO_COMMANDS),
+    },
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
       serviceName: env.OTEL_SERVICE_NAME,

@@ -3,3 +3,4 @@ export { TOOL_CONFIG_SOURCE } from './tool-config.source';
 export { ToolExecutor } from './tool-executor';
 export { ToolsModule } from './tools.module';
 export { ToolMetricsModule } from './tool-metrics.module';
+export { HostAllowList } from './http/host-allow-list';

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { requireRoles } from '@parley/auth';
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { code } from '../../api/input-fields';
@@ -18,7 +19,10 @@ export const startConversationInput = z.strictObject({
 /** Namespace for conversation ids derived from an idempotency key (a retried start finds the same id). */
 const IDEMPOTENT_START = '6f1c2d1e-3b7a-5c49-9a51-2a3f0e9b7c10';
 
-/** StartConversation: freezes the agent's and action's snapshot into a new conversation. */
+/**
+ * StartConversation: freezes the agent's and action's snapshot into a new conversation. The
+ * caller's roles are checked first: resolving the snapshot may spawn or connect MCP servers.
+ */
 @Injectable()
 export class StartConversationHandler {
   constructor(
@@ -30,6 +34,7 @@ export class StartConversationHandler {
     const conversationId =
       input.conversationId ??
       (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());
+    requireRoles(ctx.caller, ['client', 'admin']);
     const snapshot = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
     const done = await this.runner.execute(conversationId, ctx, { type: 'StartConversation', ...input }, (meta) => ({
       type: 'StartConversation',
