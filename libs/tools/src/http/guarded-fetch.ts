@@ -3,6 +3,8 @@ import type { HostAllowList } from './host-allow-list';
 
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** The only headers that follow a redirect to another origin: configured headers may carry secrets. */
+const CROSS_ORIGIN_HEADERS = new Set(['accept', 'content-type']);
 
 export interface OutboundRequest {
   method: string;
@@ -12,8 +14,8 @@ export interface OutboundRequest {
 
 /**
  * fetch that checks every hop against the allow-list: redirects are followed by hand (at most
- * three) so a listed host cannot bounce a call to an unlisted one, and credentials never follow
- * a redirect to another origin.
+ * three) so a listed host cannot bounce a call to an unlisted one, and neither credentials nor
+ * configured headers (API keys, tenant ids) follow a redirect to another origin.
  */
 export async function guardedFetch(
   url: string,
@@ -23,7 +25,7 @@ export async function guardedFetch(
 ): Promise<Response> {
   let current = new URL(url);
   let { method, body } = request;
-  const headers = { ...request.headers };
+  let headers = { ...request.headers };
   for (let hop = 0; ; hop++) {
     const refusal = allowList.refusal(current);
     if (refusal) throw new ToolFailure('NOT_ALLOWED', refusal);
@@ -40,7 +42,11 @@ export async function guardedFetch(
       body = undefined;
       delete headers['content-type'];
     }
-    if (next.origin !== current.origin) delete headers.authorization;
+    if (next.origin !== current.origin) {
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name.toLowerCase())),
+      );
+    }
     current = next;
   }
 }

@@ -80,6 +80,16 @@ describe('OAuthTokenCache against a real token endpoint', () => {
     expect(await cache.accessToken(user('ana'), signal)).toBe('tok-1');
   });
 
+  it('keeps tokens of different audiences and secrets apart', async () => {
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'billing' }), signal)).toBe('tok-1');
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'calendar' }), signal)).toBe('tok-2');
+    expect(
+      await cache.accessToken(clientCredentials('/token', { audience: 'billing', clientSecret: 'other' }), signal),
+    ).toBe('tok-3');
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'billing' }), signal)).toBe('tok-1');
+    expect(server.requestsTo('/token')).toHaveLength(3);
+  });
+
   it('reports a refusing token endpoint as UNAVAILABLE', async () => {
     await expect(cache.accessToken(clientCredentials('/denied'), signal)).rejects.toMatchObject({
       code: 'UNAVAILABLE',
