@@ -188,6 +188,9 @@ export const envSchema = z.object({
   MAX_TOOL_STEPS: int(10, 1).describe(
     "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. A configuration's `maxToolRounds` overrides it.",
   ),
+  MAX_TOOL_CALLS_PER_REPLY: int(32, 1).describe(
+    'Tool calls run from one model reply; each further call is not run and gets a result saying so (`NOT_ALLOWED`), and the turn goes on.',
+  ),
   MAX_PROMPT_TOKENS: optionalInt().describe(
     "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget. A configuration may override it.",
   ),

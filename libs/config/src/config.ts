@@ -85,6 +85,7 @@ function toConfig(env: Env) {
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
       maxToolSteps: env.MAX_TOOL_STEPS,
+      maxToolCallsPerReply: env.MAX_TOOL_CALLS_PER_REPLY,
       maxPromptTokens: env.MAX_PROMPT_TOKENS ?? null,
       maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? null,
       maxTotalTokens: env.MAX_TOTAL_TOKENS ?? null,
