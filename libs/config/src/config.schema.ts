@@ -146,6 +146,12 @@ export const envSchema = z.object({
     'Longest message a caller may send, in characters (413 `PAYLOAD_TOO_LARGE`).',
   ),
   MAX_ATTACHMENTS: int(10, 0).describe('Most attachments on one message (413 `PAYLOAD_TOO_LARGE`).'),
+  ATTACHMENT_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .describe(
+      'Comma-separated hosts that attachment URLs may name even though they are (or resolve to) private, loopback or link-local addresses: `host`, `*.domain`, optional `:port`. Only `https:` and `data:` attachment URLs are accepted at all.',
+    ),
   RATE_LIMIT_PER_MINUTE: int(600, 1).describe(
     'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
   ),

@@ -60,6 +60,7 @@ function toConfig(env: Env) {
     limits: {
       maxMessageChars: env.MAX_MESSAGE_CHARS,
       maxAttachments: env.MAX_ATTACHMENTS,
+      attachmentAllowedHosts: splitList(env.ATTACHMENT_ALLOWED_HOSTS),
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
       maxRunningTurnsPerSubject: env.MAX_RUNNING_TURNS_PER_SUBJECT,
       rateLimitPerIpPerMinute: env.RATE_LIMIT_PER_IP_PER_MINUTE,

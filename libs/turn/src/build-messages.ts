@@ -64,7 +64,9 @@ function userContent(m: TranscriptEntry, capabilities: string[]): string | LlmCo
   if (!m.attachments?.length) return text;
   const parts: LlmContentPart[] = [{ type: 'text', text }];
   for (const a of m.attachments) {
-    if (a.mediaType.startsWith('image/') && capabilities.includes('VI')) parts.push({ type: 'image_url', url: a.url });
+    // Only what the send-message check accepts is fetched by the model: not what older events may hold.
+    if (a.mediaType.startsWith('image/') && capabilities.includes('VI') && /^(https|data):/i.test(a.url))
+      parts.push({ type: 'image_url', url: a.url });
     else parts.push({ type: 'text', text: `[Attachment ${a.mediaType}: ${a.url}]` });
   }
   return parts;
