@@ -61,6 +61,15 @@ export class CommandRunner {
     );
   }
 
+  /**
+   * Whose conversation it is: the subject its running turns count against, whoever sends the
+   * command (the worker gives the slot back under the same one). Null when it does not exist.
+   */
+  async ownerOf(conversationId: string): Promise<string | null> {
+    const { state } = await this.repository.loadForWrite(conversationId);
+    return state.status === 'none' ? null : state.owner;
+  }
+
   private async run(
     conversationId: string,
     ctx: OperationContext,
