@@ -1,4 +1,5 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { REDIS, type Redis } from '@parley/platform';
 import { createServer, type Server } from 'node:http';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
@@ -33,16 +34,21 @@ describe('failures, retries and limits of a turn', () => {
           { code: 'PRMT', description: 'Prompt budget', tokenSizeMax: 64, maxPromptTokens: 5 },
           { code: 'CMPL', description: 'Completion budget', tokenSizeMax: 64, maxCompletionTokens: 30 },
           { code: 'FAST', description: 'Short turn', tokenSizeMax: 64, llmRetryCount: 3, turnTimeoutMs: 1000 },
+          { code: 'LONG', description: 'Long turn', tokenSizeMax: 64, turnTimeoutMs: 900_000 },
         );
         const act = (code: string, configuration: string) => ({
           ...bundle.actions[1],
           code,
           llmConfiguration: configuration,
         });
-        bundle.actions.push(act('TOKENS', 'TINY'), act('PROMPT', 'PRMT'), act('SLOW', 'FAST'), act('REPLIES', 'CMPL'), {
-          ...act('SLOWTOOL', 'FAST'),
-          tools: ['SLOW_HTTP'],
-        });
+        bundle.actions.push(
+          act('TOKENS', 'TINY'),
+          act('PROMPT', 'PRMT'),
+          act('SLOW', 'FAST'),
+          act('REPLIES', 'CMPL'),
+          act('LONGTURN', 'LONG'),
+          { ...act('SLOWTOOL', 'FAST'), tools: ['SLOW_HTTP'] },
+        );
         return bundle;
       },
     );
@@ -285,5 +291,24 @@ describe('failures, retries and limits of a turn', () => {
       ['call_1', 'A-1'],
       ['call_1', 'B-2'],
     ]);
+  });
+
+  it("keeps a turn's slot for as long as its configuration gives the turn, past TURN_TIMEOUT_MS", async () => {
+    parley.simulator.script([{ reply: { hang: true } }]);
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'LONGTURN' }))
+      .body.conversationId as string;
+    await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'take long', wait: false });
+    const redis = parley.app.get<Redis>(REDIS);
+    const [key] = await redis.keys(`${parley.config.prefix}:turn-slots:*`);
+    const expiresIn = async () => Number((await redis.zscore(key, id)) ?? Date.now()) - Date.now();
+    // Taken for TURN_TIMEOUT_MS (300 s) and a minute; the running turn holds it for its 900 s.
+    let longest = await expiresIn();
+    const until = Date.now() + 2_000;
+    while (longest < 900_000 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      longest = Math.max(longest, await expiresIn());
+    }
+    expect(longest).toBeGreaterThan(900_000);
+    await parley.call('POST', `/api/v1/conversations/${id}/kill`, { reason: 'done' });
   });
 });

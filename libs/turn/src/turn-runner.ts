@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { TurnSlots } from '@parley/auth';
+import { SLOT_GRACE_MS, TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
-import { nextTurnStep, type ConversationEvent } from '@parley/domain';
+import { nextTurnStep, turnDeadline, type ConversationEvent } from '@parley/domain';
 import { EventTooLarge, InvalidEvent } from '@parley/event-store';
 import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
@@ -70,6 +70,11 @@ export class TurnRunner {
     const s = loaded.state;
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
     if (!current && s.turn.runs > 1 && (await this.restartedSince(job))) return;
+    // The slot lives TURN_TIMEOUT_MS and a grace; a configuration may give the turn longer. Not
+    // awaited: the turn need not wait for Redis, and a slot not extended only frees itself early.
+    void this.slots
+      ?.holdFor(s.owner, s.id, turnDeadline({ ...s, turn: s.turn }) - Date.now() + SLOT_GRACE_MS)
+      .catch(() => undefined);
     const ctx = new TurnContext(
       job.conversationId,
       this.deps.repository,
