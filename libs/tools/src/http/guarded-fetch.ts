@@ -10,6 +10,8 @@ export interface OutboundRequest {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** The body holds credentials (a token request's secret): it never follows a redirect to another origin. */
+  secretBody?: boolean;
 }
 
 /**
@@ -43,6 +45,11 @@ export async function guardedFetch(
       delete headers['content-type'];
     }
     if (next.origin !== current.origin) {
+      if (body !== undefined && request.secretBody)
+        throw new ToolFailure(
+          'NOT_ALLOWED',
+          `${current.host} redirected a request carrying credentials to ${next.host}.`,
+        );
       headers = Object.fromEntries(
         Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name.toLowerCase())),
       );

@@ -70,6 +70,7 @@ export class OAuthTokenCache {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: new URLSearchParams(form).toString(),
+        secretBody: true,
       },
       this.allowList,
       signal,
