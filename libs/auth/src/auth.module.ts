@@ -8,10 +8,7 @@ import { KeysHttpController } from './api-keys/keys.http.controller';
 import { Authenticator } from './authenticator';
 import { AuthGuard } from './http/auth.guard';
 import { ADDRESS_RATE_LIMITER, SubjectRateLimiter } from './limits/rate-limiter';
-import { TurnSlots } from './limits/turn-slots';
-
-// A turn never outlives TURN_TIMEOUT_MS; a minute more covers a worker that is slow to release.
-const SLOT_GRACE_MS = 60_000;
+import { SLOT_GRACE_MS, TurnSlots } from './limits/turn-slots';
 
 class AuthWarnings implements OnApplicationBootstrap {
   constructor(@Inject(CONFIG) private readonly config: Config) {}
@@ -64,6 +61,7 @@ class AuthWarnings implements OnApplicationBootstrap {
           redis,
           prefix: config.prefix,
           maxPerSubject: config.limits.maxRunningTurnsPerSubject,
+          // A turn with a longer budget of its own extends its slot when it runs (TurnRunner).
           ttlMs: config.turn.timeoutMs + SLOT_GRACE_MS,
         }),
     },

@@ -12,6 +12,6 @@ export { registerKeyCommands } from './api-keys/keys.command';
 export { createKeyRequest } from './api-keys/keys.http.controller';
 export { Public, Roles, StartsTurn, CurrentPrincipal, type DeferredRateLimit } from './http/auth.decorators';
 export { SubjectRateLimiter } from './limits/rate-limiter';
-export { TurnSlots } from './limits/turn-slots';
+export { TurnSlots, SLOT_GRACE_MS } from './limits/turn-slots';
 export { assertMessageWithinLimits, assertPayloadWithinLimit } from './limits/request-limits';
 export { AuthModule } from './auth.module';

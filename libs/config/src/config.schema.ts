@@ -146,6 +146,12 @@ export const envSchema = z.object({
     'Longest message a caller may send, in characters (413 `PAYLOAD_TOO_LARGE`).',
   ),
   MAX_ATTACHMENTS: int(10, 0).describe('Most attachments on one message (413 `PAYLOAD_TOO_LARGE`).'),
+  ATTACHMENT_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .describe(
+      'Comma-separated hosts that attachment URLs may name even though they are (or resolve to) private, loopback or link-local addresses: `host`, `*.domain`, optional `:port`. Only `https:` and `data:` attachment URLs are accepted at all.',
+    ),
   RATE_LIMIT_PER_MINUTE: int(600, 1).describe(
     'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
   ),
@@ -187,6 +193,9 @@ export const envSchema = z.object({
   DEFAULT_MODEL_NAME: z.string().min(1).optional().describe('Reserved: checked at start, but nothing reads it yet.'),
   MAX_TOOL_STEPS: int(10, 1).describe(
     "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. A configuration's `maxToolRounds` overrides it.",
+  ),
+  MAX_TOOL_CALLS_PER_REPLY: int(32, 1).describe(
+    'Tool calls run from one model reply; each further call is not run and gets a result saying so (`NOT_ALLOWED`), and the turn goes on.',
   ),
   MAX_PROMPT_TOKENS: optionalInt().describe(
     "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget. A configuration may override it.",

@@ -60,6 +60,7 @@ function toConfig(env: Env) {
     limits: {
       maxMessageChars: env.MAX_MESSAGE_CHARS,
       maxAttachments: env.MAX_ATTACHMENTS,
+      attachmentAllowedHosts: splitList(env.ATTACHMENT_ALLOWED_HOSTS),
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
       maxRunningTurnsPerSubject: env.MAX_RUNNING_TURNS_PER_SUBJECT,
       rateLimitPerIpPerMinute: env.RATE_LIMIT_PER_IP_PER_MINUTE,
@@ -85,6 +86,7 @@ function toConfig(env: Env) {
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
       maxToolSteps: env.MAX_TOOL_STEPS,
+      maxToolCallsPerReply: env.MAX_TOOL_CALLS_PER_REPLY,
       maxPromptTokens: env.MAX_PROMPT_TOKENS ?? null,
       maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? null,
       maxTotalTokens: env.MAX_TOTAL_TOKENS ?? null,

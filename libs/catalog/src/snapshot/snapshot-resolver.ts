@@ -195,6 +195,7 @@ export class SnapshotResolver {
       turnTimeoutMs: pick('turnTimeoutMs', turn.timeoutMs),
       maxToolOutputBytes: pick('maxToolOutputBytes', turn.maxToolOutputBytes),
       questionTimeoutMs: pick('questionTimeoutMs', turn.questionTimeoutMs),
+      maxToolCallsPerReply: turn.maxToolCallsPerReply,
     };
   }
 }
