@@ -74,6 +74,50 @@ describe('NatsModule', () => {
     expect((failed?.cause as Error).message).toMatch(/AUTHORIZATION_VIOLATION|Authorization Violation/i);
   });
 
+  it('takes the user and password from NATS_URL and shows the address without them', async () => {
+    const port = await freePort();
+    server = await startNatsServer(port, ['--user', 'parley', '--pass', 'url-secret-42']);
+    const app = await boot(`nats://parley:url-secret-42@127.0.0.1:${port}`);
+    const link = app.get<NatsLink>(NATS_LINK);
+    await expect(link.connection!.flush()).resolves.toBeUndefined();
+    expect(link.url).toBe(`nats://127.0.0.1:${port}`);
+    await app.close();
+
+    const wrong = `nats://parley:wrong-secret-42@127.0.0.1:${port}`;
+    const failed = await boot(wrong).then(
+      () => null,
+      (err: Error) => err,
+    );
+    expect(failed?.message).toBe(`NATS at nats://127.0.0.1:${port} (NATS_URL) could not be reached`);
+    expect(String(failed?.stack)).not.toContain('wrong-secret-42');
+  });
+
+  it('connects with NATS_USER and NATS_PASSWORD, and names an unreadable NATS_CREDS file', async () => {
+    const port = await freePort();
+    server = await startNatsServer(port, ['--user', 'parley', '--pass', 'env-secret-42']);
+    const url = `nats://127.0.0.1:${port}`;
+    const app = await Test.createTestingModule({
+      imports: [
+        ConfigModule.forRoot(loadConfig({ NATS_URL: url, NATS_USER: 'parley', NATS_PASSWORD: 'env-secret-42' })),
+        NatsModule.forRoot(),
+      ],
+    }).compile();
+    await expect(app.get<NatsLink>(NATS_LINK).connection!.flush()).resolves.toBeUndefined();
+    await app.close();
+    const missing = await Test.createTestingModule({
+      imports: [
+        ConfigModule.forRoot(loadConfig({ NATS_URL: url, NATS_CREDS: '/nonexistent/parley.creds' })),
+        NatsModule.forRoot(),
+      ],
+    })
+      .compile()
+      .then(
+        () => null,
+        (err: Error) => err,
+      );
+    expect(missing?.message).toMatch(/^NATS_CREDS: cannot read \/nonexistent\/parley.creds: ENOENT/);
+  });
+
   it('connects to a running NATS at once, and has no connection when NATS is off', async () => {
     const on = await boot('nats://127.0.0.1:4222');
     const nats = on.get<NatsLink>(NATS_LINK).connection!;
