@@ -178,6 +178,9 @@ export const envSchema = z.object({
     'Turns one subject may have running at once; a command that would start one more is answered 429 `RATE_LIMITED`.',
   ),
 
+  METADATA_MAX_BYTES: int(16_384, 2).describe(
+    'Largest `metadata` of a new conversation, as JSON; a larger one is refused with `VALIDATION_FAILED`.',
+  ),
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
   ),

@@ -36,6 +36,7 @@ function toConfig(env: Env) {
       /** set: the KurrentDB adapter is used instead of PostgreSQL. */
       kurrentUrl: env.EVENTSTORE_URL ?? null,
       maxEventBytes: env.EVENT_MAX_BYTES,
+      maxMetadataBytes: env.METADATA_MAX_BYTES,
       pollMs: env.SUBSCRIPTION_POLL_MS,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
