@@ -1,4 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigModule, loadConfig } from '@parley/config';
 import { Test } from '@nestjs/testing';
 import { freePort, killProcess, startNatsServer } from '@parley/testing';
@@ -116,6 +119,99 @@ describe('NatsModule', () => {
         (err: Error) => err,
       );
     expect(missing?.message).toMatch(/^NATS_CREDS: cannot read \/nonexistent\/parley.creds: ENOENT/);
+  });
+
+  it('connects over mutual TLS with NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY, and stops the start when the CA did not sign the server’s certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-nats-tls-'));
+    const pem = (name: string) => join(dir, name);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=Parley test CA',
+      '-keyout',
+      pem('ca.key'),
+      '-out',
+      pem('ca.pem'),
+    );
+    for (const [name, ext] of [
+      ['server', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'],
+      ['client', 'extendedKeyUsage=clientAuth'],
+    ] as const) {
+      openssl(
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        pem(`${name}.key`),
+        '-out',
+        pem(`${name}.csr`),
+      );
+      writeFileSync(pem(`${name}.ext`), ext);
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        pem(`${name}.csr`),
+        '-CA',
+        pem('ca.pem'),
+        '-CAkey',
+        pem('ca.key'),
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-extfile',
+        pem(`${name}.ext`),
+        '-out',
+        pem(`${name}.pem`),
+      );
+    }
+    writeFileSync(
+      pem('tls.conf'),
+      `tls {\n  cert_file: "${pem('server.pem')}"\n  key_file: "${pem('server.key')}"\n  ca_file: "${pem('ca.pem')}"\n  verify: true\n}\n`,
+    );
+    const port = await freePort();
+    server = await startNatsServer(port, ['-c', pem('tls.conf')]);
+    const url = `tls://127.0.0.1:${port}`;
+    const tls = { NATS_URL: url, NATS_TLS_CA: pem('ca.pem') };
+    const app = await Test.createTestingModule({
+      imports: [
+        ConfigModule.forRoot(loadConfig({ ...tls, NATS_TLS_CERT: pem('client.pem'), NATS_TLS_KEY: pem('client.key') })),
+        NatsModule.forRoot(),
+      ],
+    }).compile();
+    const nats = app.get<NatsLink>(NATS_LINK).connection!;
+    await expect(nats.flush()).resolves.toBeUndefined();
+    expect(nats.info?.tls_required).toBe(true);
+    await app.close();
+
+    // A CA that did not sign the server's certificate.
+    const wrongCa = {
+      ...tls,
+      NATS_TLS_CA: pem('client.pem'),
+      NATS_TLS_CERT: pem('client.pem'),
+      NATS_TLS_KEY: pem('client.key'),
+    };
+    const refused = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadConfig(wrongCa)), NatsModule.forRoot()],
+    })
+      .compile()
+      .then(
+        () => null,
+        (err: Error) => err,
+      );
+    expect(refused?.message).toBe(`NATS at ${url} (NATS_URL) could not be reached`);
+    expect((refused?.cause as { code?: string }).code).toBe('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('connects to a running NATS at once, and has no connection when NATS is off', async () => {
