@@ -5,9 +5,29 @@ import { join } from 'node:path';
 import { ConfigModule, loadConfig } from '@parley/config';
 import { Test } from '@nestjs/testing';
 import { freePort, killProcess, startNatsServer } from '@parley/testing';
-import type { NatsConnection } from 'nats';
+import { nkeys, type NatsConnection } from 'nats';
+import { createHash } from 'node:crypto';
 import { NATS_RETRY_MS, type NatsLink } from './nats-link';
+import { natsConnectSettings } from './nats-options';
 import { NATS_LINK, NatsModule } from './nats.module';
+
+type KeyPair = ReturnType<typeof nkeys.createUser>;
+
+/** A NATS JWT of `subject` signed by `issuer` (operator, account or user claims in `nats`). */
+function natsJwt(issuer: KeyPair, subject: KeyPair, nats: Record<string, unknown>): string {
+  const b64 = (text: string | Uint8Array) => Buffer.from(text).toString('base64url');
+  const header = b64(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' }));
+  const claims = {
+    iat: Math.floor(Date.now() / 1000),
+    iss: issuer.getPublicKey(),
+    sub: subject.getPublicKey(),
+    name: 'parley-test',
+    nats,
+  };
+  const jti = createHash('sha256').update(JSON.stringify(claims)).digest('hex').toUpperCase().slice(0, 52);
+  const payload = b64(JSON.stringify({ ...claims, jti }));
+  return `${header}.${payload}.${b64(issuer.sign(new TextEncoder().encode(`${header}.${payload}`)))}`;
+}
 
 describe('NatsModule', () => {
   const boot = (url: string | null) =>
@@ -119,6 +139,49 @@ describe('NatsModule', () => {
         (err: Error) => err,
       );
     expect(missing?.message).toMatch(/^NATS_CREDS: cannot read \/nonexistent\/parley.creds: ENOENT/);
+  });
+
+  it('connects with a NATS_CREDS file to a server in operator mode, and knows its JWT and seed as secrets', async () => {
+    const operator = nkeys.createOperator();
+    const account = nkeys.createAccount();
+    const user = nkeys.createUser();
+    const limits = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 };
+    const operatorJwt = natsJwt(operator, operator, { type: 'operator', version: 2 });
+    const accountJwt = natsJwt(operator, account, { limits, type: 'account', version: 2 });
+    const userJwt = natsJwt(account, user, {
+      pub: {},
+      sub: {},
+      subs: -1,
+      data: -1,
+      payload: -1,
+      type: 'user',
+      version: 2,
+    });
+    const seed = new TextDecoder().decode(user.getSeed());
+    const dir = mkdtempSync(join(tmpdir(), 'parley-nats-creds-'));
+    writeFileSync(
+      join(dir, 'operator.conf'),
+      `operator: ${operatorJwt}\nresolver: MEMORY\nresolver_preload: {\n  ${account.getPublicKey()}: ${accountJwt}\n}\n`,
+    );
+    const creds = join(dir, 'parley.creds');
+    writeFileSync(
+      creds,
+      `-----BEGIN NATS USER JWT-----\n${userJwt}\n------END NATS USER JWT------\n\n` +
+        `************************* IMPORTANT *************************\nNKEY Seed printed below.\n\n` +
+        `-----BEGIN USER NKEY SEED-----\n${seed}\n------END USER NKEY SEED------\n`,
+    );
+    const port = await freePort();
+    // JetStream needs a system account in operator mode; this server runs without it.
+    server = await startNatsServer(port, ['-c', join(dir, 'operator.conf'), '-js=false']);
+    const env = { NATS_URL: `nats://127.0.0.1:${port}`, NATS_CREDS: creds };
+    const app = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadConfig(env)), NatsModule.forRoot()],
+    }).compile();
+    await expect(app.get<NatsLink>(NATS_LINK).connection!.flush()).resolves.toBeUndefined();
+    await app.close();
+    const config = loadConfig(env);
+    expect(natsConnectSettings(config.nats.url!, config.nats).secrets).toEqual([userJwt, seed]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('connects over mutual TLS with NATS_TLS_CA, NATS_TLS_CERT and NATS_TLS_KEY, and stops the start when the CA did not sign the server’s certificate', async () => {
