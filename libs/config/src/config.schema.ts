@@ -84,6 +84,37 @@ export const envSchema = z.object({
   NATS_URL: url(['nats', 'tls']).describe(
     'NATS (`nats://` or `tls://`) for the NATS front door, live deltas, emitter tools and integration events (JetStream). Unset: NATS is off.',
   ),
+  NATS_USER: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Parley's NATS user, with `NATS_PASSWORD` (instead of `user:password@` in `NATS_URL`). See `deploy/nats/nats-server.conf`.",
+    ),
+  NATS_PASSWORD: z.string().min(1).optional().describe('Password of `NATS_USER`.'),
+  NATS_NKEY_SEED: z
+    .string()
+    .regex(/^SU[A-Z2-7]{56}$/, { message: 'expected an NKey user seed (SU…, 58 characters)' })
+    .optional()
+    .describe("Parley's NATS NKey user seed (`SU…`): the server knows the user by its public key."),
+  NATS_CREDS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Path of Parley's NATS credentials file (`.creds`: user JWT and NKey seed) for a server in operator mode.",
+    ),
+  NATS_TLS_CA: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Path of the PEM CA bundle that NATS's server certificate must chain to. Set: TLS is required."),
+  NATS_TLS_CERT: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Path of Parley's PEM client certificate for NATS (mutual TLS), with `NATS_TLS_KEY`."),
+  NATS_TLS_KEY: z.string().min(1).optional().describe('Path of the PEM private key of `NATS_TLS_CERT`.'),
   EVENTSTORE_URL: url(['esdb', 'kurrentdb', 'esdb+discover', 'kurrentdb+discover', 'kurrent']).describe(
     'KurrentDB or EventStoreDB connection string (`esdb://`, `kurrentdb://`, …). Set: events are stored there instead of in PostgreSQL; checkpoints stay in PostgreSQL.',
   ),
@@ -180,6 +211,9 @@ export const envSchema = z.object({
     'Turns one subject may have running at once; a command that would start one more is answered 429 `RATE_LIMITED`.',
   ),
 
+  METADATA_MAX_BYTES: int(16_384, 2).describe(
+    'Largest `metadata` of a new conversation, as JSON; a larger one is refused with `VALIDATION_FAILED`.',
+  ),
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
   ),

@@ -32,11 +32,20 @@ function toConfig(env: Env) {
     /** A job held longer than lockMs by a dead worker is given to another worker. */
     redis: { url: env.REDIS_URL ?? null, queueLockMs: env.QUEUE_LOCK_MS },
     /** null means: NATS is off. */
-    nats: { url: env.NATS_URL ?? null, maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES },
+    nats: {
+      url: env.NATS_URL ?? null,
+      maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES,
+      user: env.NATS_USER ?? null,
+      password: env.NATS_PASSWORD ?? null,
+      nkeySeed: env.NATS_NKEY_SEED ?? null,
+      credsFile: env.NATS_CREDS ?? null,
+      tls: { caFile: env.NATS_TLS_CA ?? null, certFile: env.NATS_TLS_CERT ?? null, keyFile: env.NATS_TLS_KEY ?? null },
+    },
     eventStore: {
       /** set: the KurrentDB adapter is used instead of PostgreSQL. */
       kurrentUrl: env.EVENTSTORE_URL ?? null,
       maxEventBytes: env.EVENT_MAX_BYTES,
+      maxMetadataBytes: env.METADATA_MAX_BYTES,
       pollMs: env.SUBSCRIPTION_POLL_MS,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
@@ -144,6 +153,25 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (parsed.data.NODE_ENV === 'production' && !parsed.data.PARLEY_ENCRYPTION_KEY) {
     problems.push('PARLEY_ENCRYPTION_KEY: required in production, expected a 256-bit key (it is not set)');
   }
+  problems.push(...natsCredentialProblems(parsed.data));
   if (problems.length > 0) throw new ConfigError(problems);
   return toConfig(parsed.data);
+}
+
+/** One way to authenticate to NATS at a time, each complete; a client certificate needs its key. */
+function natsCredentialProblems(env: Env): string[] {
+  const problems: string[] = [];
+  const inUrl = env.NATS_URL ? new URL(env.NATS_URL).username !== '' : false;
+  const ways = [
+    inUrl && 'user:password in NATS_URL',
+    env.NATS_USER && 'NATS_USER',
+    env.NATS_NKEY_SEED && 'NATS_NKEY_SEED',
+    env.NATS_CREDS && 'NATS_CREDS',
+  ].filter((w): w is string => typeof w === 'string');
+  if (ways.length > 1) problems.push(`NATS_USER: set one way to authenticate to NATS, not ${ways.join(' and ')}`);
+  if (env.NATS_USER && !env.NATS_PASSWORD) problems.push('NATS_PASSWORD: required with NATS_USER (it is not set)');
+  if (env.NATS_PASSWORD && !env.NATS_USER) problems.push('NATS_USER: required with NATS_PASSWORD (it is not set)');
+  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY))
+    problems.push('NATS_TLS_KEY: NATS_TLS_CERT and NATS_TLS_KEY go together (one is not set)');
+  return problems;
 }
