@@ -21,7 +21,9 @@
  * (the SDK spawns through `child_process.spawn`): the pool must start one, whatever the number
  * of calls. The run fails if it started another, or if a server process outlives the end.
  *
- * p50 and p95 are over every measured call of a client, calls/s over its rounds' wall time.
+ * p50 and p95 are over every measured call of a client, calls/s over its rounds' wall time; CPU
+ * is this process's per call (`process.cpuUsage()`), the median of the rounds: the servers' CPU
+ * is in neither column, and the difference is what Parley's own code costs whatever the load.
  * Sizes: BENCH_ROUNDS (10), BENCH_CALLS per client per round (600), BENCH_WARMUP calls per client
  * first (300). Run with `npm run bench:tools`; results are recorded in bench/README.md.
  */
@@ -62,6 +64,8 @@ interface Contender {
   call(): Promise<void>;
   latencies: number[];
   wallMs: number;
+  /** This process's CPU per call in each round, ms. */
+  cpuMs: number[];
 }
 
 const contender = (scenario: Contender['scenario'], client: string, call: () => Promise<void>): Contender => ({
@@ -70,6 +74,7 @@ const contender = (scenario: Contender['scenario'], client: string, call: () => 
   call,
   latencies: [],
   wallMs: 0,
+  cpuMs: [],
 });
 
 function check(ok: boolean, what: string): void {
@@ -98,11 +103,16 @@ const signed = (ms: number) => {
 function table(contenders: Contender[]): string {
   const rows = contenders.map((c) => {
     const sorted = [...c.latencies].sort((a, b) => a - b);
-    return { c, p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), rate: (c.latencies.length / c.wallMs) * 1000 };
+    const cpu = quantile(
+      [...c.cpuMs].sort((a, b) => a - b),
+      0.5,
+    );
+    const rate = (c.latencies.length / c.wallMs) * 1000;
+    return { c, p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), rate, cpu };
   });
   const lines = [
-    '| scenario | client | calls | p50 ms | p95 ms | calls/s | p50 vs bare | p95 vs bare | calls/s vs bare | added p50 ms |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | client | calls | p50 ms | p95 ms | calls/s | p50 vs bare | p95 vs bare | calls/s vs bare | added p50 ms | CPU ms/call | added CPU ms/call |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const bare = rows.find((r) => r.c.scenario === row.c.scenario)!;
@@ -112,7 +122,7 @@ function table(contenders: Contender[]): string {
       `| ${row.c.scenario} | ${row.c.client} | ${row.c.latencies.length.toLocaleString('en-US')} | ` +
         `${row.p50.toFixed(3)} | ${row.p95.toFixed(3)} | ${Math.round(row.rate).toLocaleString('en-US')} | ` +
         `${ratio(row.p50, bare.p50)} | ${ratio(row.p95, bare.p95)} | ${ratio(row.rate, bare.rate)} | ` +
-        `${isBare ? '—' : signed(row.p50 - bare.p50)} |`,
+        `${isBare ? '—' : signed(row.p50 - bare.p50)} | ${row.cpu.toFixed(3)} | ${isBare ? '—' : signed(row.cpu - bare.cpu)} |`,
     );
   }
   return lines.join('\n');
@@ -128,6 +138,7 @@ async function measure(contenders: Contender[]): Promise<void> {
     for (const c of group) for (let i = 0; i < WARMUP; i++) await c.call();
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of round % 2 === 0 ? group : [...group].reverse()) {
+        const cpu = process.cpuUsage();
         const started = performance.now();
         for (let i = 0; i < CALLS; i++) {
           const before = performance.now();
@@ -135,6 +146,8 @@ async function measure(contenders: Contender[]): Promise<void> {
           c.latencies.push(performance.now() - before);
         }
         c.wallMs += performance.now() - started;
+        const used = process.cpuUsage(cpu);
+        c.cpuMs.push((used.user + used.system) / 1000 / CALLS);
       }
     }
   }
