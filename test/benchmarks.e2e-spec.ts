@@ -52,4 +52,21 @@ describe('the benchmarks at smoke size', () => {
     expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
     expect(tableOf(out).length).toBeGreaterThan(2);
   }, 120_000);
+
+  it('bench:tools measures MCP over stdio and streamable HTTP and the HTTP tool, with one stdio process', async () => {
+    const { code, out } = await runBenchmark('tools.bench.ts', {
+      BENCH_ROUNDS: '2',
+      BENCH_CALLS: '20',
+      BENCH_WARMUP: '10',
+    });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/scenario.*client.*p50 ms.*p95 ms.*calls\/s.*vs bare.*added p50 ms/);
+    for (const scenario of ['stdio', 'streamable HTTP', 'HTTP tool']) {
+      expect(table.some((line) => line.startsWith(`| ${scenario} | bare`))).toBe(true);
+      expect(table.some((line) => line.startsWith(`| ${scenario} | Parley`))).toBe(true);
+    }
+    expect(out).toMatch(/started over stdio by Parley's pool: 1 for/);
+    expect(out).toMatch(/processes left after close: 0/);
+  }, 120_000);
 });

@@ -5,6 +5,7 @@ import { classifyCallError, describeError } from './classify-error';
 import { McpClientError } from './mcp-client.error';
 import type { McpClientConfigSource, McpErrorKind, McpMetrics } from './mcp-client-config';
 import { McpSession } from './mcp-session';
+import { requestSignal } from './request-signal';
 import { createTransport } from './transports/create-transport';
 
 /** The initialize handshake; a cold `npx` start of a stdio server can take this long. */
@@ -22,12 +23,6 @@ const FAILURE_TEXT: Record<McpErrorKind, string> = {
   protocol: 'answered with an error',
 };
 
-/** A retried request gets what is left of the caller's time, not a fresh allowance. */
-const requestOptions = (options: CallOptions, deadline: number) => ({
-  signal: options.signal,
-  timeout: Math.max(1, deadline - Date.now()),
-});
-
 export interface LinkDeps {
   source: McpClientConfigSource;
   metrics: McpMetrics | null;
@@ -38,6 +33,9 @@ export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs: number;
 }
+
+/** What the SDK gets for one request: what is left of the caller's time, and a signal of its own. */
+type SdkOptions = () => { signal?: AbortSignal; timeout: number };
 
 /**
  * Everything the pool keeps for one McpClient: the live session (opened lazily, shared by every
@@ -56,11 +54,11 @@ export class McpLink {
 
   async listTools(options: CallOptions): Promise<Tool[]> {
     if (this.tools) return this.tools;
-    return this.withSession(options, async (session, deadline) => {
+    return this.withSession(options, async (session, sdkOptions) => {
       const tools: Tool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await session.client.listTools(cursor ? { cursor } : {}, requestOptions(options, deadline));
+        const page = await session.client.listTools(cursor ? { cursor } : {}, sdkOptions());
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor);
@@ -70,9 +68,9 @@ export class McpLink {
   }
 
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    return this.withSession(options, async (session, deadline) => {
+    return this.withSession(options, async (session, sdkOptions) => {
       const params = { name: toolName, arguments: args };
-      const result = await session.client.callTool(params, undefined, requestOptions(options, deadline));
+      const result = await session.client.callTool(params, undefined, sdkOptions());
       return result as CallToolResult;
     });
   }
@@ -87,13 +85,16 @@ export class McpLink {
   /** Runs a request; a session found dead before the request reached it is re-initialized once. */
   private async withSession<T>(
     options: CallOptions,
-    request: (session: McpSession, deadline: number) => Promise<T>,
+    request: (session: McpSession, sdkOptions: SdkOptions) => Promise<T>,
   ): Promise<T> {
     const deadline = Date.now() + options.timeoutMs;
     for (let attempt = 1; ; attempt++) {
       const session = await this.session(options.signal);
+      // A retried request gets what is left of the caller's time, not a fresh allowance.
+      const linked = requestSignal(options.signal);
+      const sdkOptions = () => ({ signal: linked.signal, timeout: Math.max(1, deadline - Date.now()) });
       try {
-        return await session.use(() => request(session, deadline));
+        return await session.use(() => request(session, sdkOptions));
       } catch (err) {
         const kind = classifyCallError(err, options.signal);
         if (kind === 'session_lost' || kind === 'closed_mid_call') this.lost(session);
@@ -103,6 +104,8 @@ export class McpLink {
           continue;
         }
         throw this.failure(kind === 'closed_mid_call' ? 'session_lost' : kind, err);
+      } finally {
+        linked.release();
       }
     }
   }

@@ -25,10 +25,10 @@ describe('McpPool against a server that changes at runtime', () => {
   });
 
   it('refreshes its cached tool list when the server announces a change', async () => {
-    expect((await pool.listTools('tiny')).map((t) => t.name)).toEqual(['tiny__fail']);
+    expect((await pool.listTools('tiny')).map((t) => t.name)).toEqual(['tiny__fail', 'tiny__wait']);
     server.addTool('weather', 'sunny');
-    await waitFor(async () => (await pool.listTools('tiny')).length === 2);
-    expect((await pool.listTools('tiny')).map((t) => t.name)).toEqual(['tiny__fail', 'tiny__weather']);
+    await waitFor(async () => (await pool.listTools('tiny')).length === 3);
+    expect((await pool.listTools('tiny')).map((t) => t.name)).toEqual(['tiny__fail', 'tiny__wait', 'tiny__weather']);
     expect(await pool.callTool('tiny', 'weather', {}, call)).toEqual({ isError: false, content: 'sunny' });
   });
 
@@ -45,6 +45,28 @@ describe('McpPool against a server that changes at runtime', () => {
     expect(result).toEqual({ isError: true, content: 'failed: second' });
     expect(server.sessionCount).toBe(1);
     expect(errors).toEqual([['tiny', 'session_lost']]);
+  });
+
+  it('tells the server to cancel a call whose signal fires while it runs', async () => {
+    const controller = new AbortController();
+    const pending = pool.callTool('tiny', 'wait', { ms: 5_000 }, { ...call, signal: controller.signal });
+    await waitFor(async () => server.received.includes('tools/call'));
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+    await waitFor(async () => server.received.includes('notifications/cancelled'));
+  });
+
+  it('sends nothing more for a call that has answered when its signal fires later', async () => {
+    // The tool call's timeout signal always fires, long after a quick answer; so may a turn's.
+    const controller = new AbortController();
+    await pool.callTool('tiny', 'wait', { ms: 1 }, { ...call, signal: controller.signal });
+    controller.abort();
+    expect(await pool.callTool('tiny', 'wait', { ms: 50 }, call)).toEqual({ isError: false, content: 'waited 50 ms' });
+    expect(server.received.filter((m) => m !== 'notifications/initialized')).toEqual([
+      'initialize',
+      'tools/call',
+      'tools/call',
+    ]);
   });
 
   it('returns a result flagged isError as data, not as an exception', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -17,6 +18,8 @@ export class TinyMcpServer {
   private readonly forgotten: McpServer[] = [];
   private http!: Server;
   url = '';
+  /** The method of every request and notification the server received, in order. */
+  readonly received: string[] = [];
 
   constructor() {
     this.registrations.push((server) =>
@@ -29,6 +32,16 @@ export class TinyMcpServer {
           annotations: { idempotentHint: true },
         },
         async ({ reason }) => ({ isError: true, content: [{ type: 'text', text: `failed: ${reason}` }] }),
+      ),
+    );
+    this.registrations.push((server) =>
+      server.registerTool(
+        'wait',
+        { description: 'Answers after ms, or as soon as the client cancels', inputSchema: { ms: z.number() } },
+        async ({ ms }, { signal }) => {
+          await sleep(ms, undefined, { signal }).catch(() => undefined);
+          return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
+        },
       ),
     );
   }
@@ -89,6 +102,11 @@ export class TinyMcpServer {
       onsessioninitialized: (id) => void this.sessions.set(id, { transport, server }),
     });
     await server.connect(transport);
+    const deliver = transport.onmessage!;
+    transport.onmessage = (message, extra) => {
+      if ('method' in message) this.received.push(message.method);
+      deliver(message, extra);
+    };
     await transport.handleRequest(req, res);
   }
 }
