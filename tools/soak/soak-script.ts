@@ -27,7 +27,11 @@ export const soakRules: SimRule[] = [
     reply: { toolCalls: [{ name: 'CANCEL_ORDER', arguments: { orderId: 'A-1001' } }] },
   },
   // Stalls with the socket open: the turn runs until it is killed (or LLM_CALL_TIMEOUT_MS).
-  { name: 'stall', when: { lastUserMessage: /^hold on/i }, reply: { text: 'Let me think about it', stallAfterChunks: 2 } },
+  {
+    name: 'stall',
+    when: { lastUserMessage: /^hold on/i },
+    reply: { text: 'Let me think about it', stallAfterChunks: 2 },
+  },
   ...demoScript.slice(2),
 ];
 

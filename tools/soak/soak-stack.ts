@@ -80,7 +80,7 @@ async function startParleyProcess(
   child.stderr!.on('data', (d: Buffer) => (err = (err + String(d)).slice(-8000)));
   const url = `http://127.0.0.1:${port}`;
   const output = () => err;
-  for (const deadline = Date.now() + 60_000; ; ) {
+  for (const deadline = Date.now() + 60_000; ;) {
     const res = await waitForHttp(`${url}/health/ready`, child, output, 60_000);
     if (res.status === 200) break;
     if (Date.now() > deadline) throw new Error(`${entry} not ready: ${res.status}\n${output()}`);

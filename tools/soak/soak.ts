@@ -93,6 +93,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Reply {
   status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the soak reads several reply shapes
   body: any;
 }
 
@@ -141,10 +142,14 @@ class Load {
     if (!this.nats) throw new Error('no NATS connection');
     const h = headers();
     h.set('authorization', `Bearer ${this.stack.adminKey}`);
-    const msg = await this.nats.request(`${this.stack.prefix}.cmd.${method}`, JSON.stringify({ ...payload, commandId: key }), {
-      headers: h,
-      timeout: 30_000,
-    });
+    const msg = await this.nats.request(
+      `${this.stack.prefix}.cmd.${method}`,
+      JSON.stringify({ ...payload, commandId: key }),
+      {
+        headers: h,
+        timeout: 30_000,
+      },
+    );
     const answer = JSON.parse(msg.string()) as { result?: unknown; error?: { code: string; status?: number } };
     if (answer.error) return { status: answer.error.status ?? statusOfCode(answer.error.code), body: answer.error };
     return { status: 200, body: answer.result };
@@ -155,7 +160,7 @@ class Load {
     const key = randomUUID();
     this.inputsTried++;
     const deadline = Date.now() + GIVE_UP_MS;
-    let last = '';
+    let last: string;
     for (;;) {
       try {
         const reply = await send(key);
@@ -181,8 +186,8 @@ class Load {
   }
 
   /** Waits for a turn that answered 202 (or still runs) to end or pause; its conversation then. */
-  private async settle(id: string): Promise<any> {
-    for (const deadline = Date.now() + GIVE_UP_MS; Date.now() < deadline; ) {
+  private async settle(id: string): Promise<Reply['body']> {
+    for (const deadline = Date.now() + GIVE_UP_MS; Date.now() < deadline;) {
       const found = await this.http('GET', `/conversations/${id}`).catch(() => null);
       if (found?.status === 200 && found.body.status !== 'RU') return found.body;
       await sleep(300);
@@ -242,7 +247,9 @@ class Load {
         for (let t = 0; t < turns && !this.stopped; t++) {
           const reply =
             kind === 'plain-nats'
-              ? await this.command(id, (key) => this.overNats('sendMessage', { conversationId: id, content: CONTENT_OF[kind] }, key))
+              ? await this.command(id, (key) =>
+                  this.overNats('sendMessage', { conversationId: id, content: CONTENT_OF[kind] }, key),
+                )
               : await this.post(id, `/conversations/${id}/messages`, { content: CONTENT_OF[kind] });
           await this.finish(kind, id, reply);
         }
@@ -320,7 +327,7 @@ async function reconcile(stack: SoakStack, load: Load, log: (line: string) => vo
   const store = new PostgresEventStore(pool, { maxEventBytes: 2 * 1048576, pollMs: 200 });
   try {
     // Quiet: no turn running and the read models at the end of the feed.
-    for (const deadline = Date.now() + 120_000; ; ) {
+    for (const deadline = Date.now() + 120_000; ;) {
       const { rows } = await pool.query<{ running: string; behind: boolean }>(
         `select (select count(*) from rm_conversations where status = 'RU') as running,
                 (select max(global_position) from es_events)::text is distinct from
@@ -340,7 +347,8 @@ async function reconcile(stack: SoakStack, load: Load, log: (line: string) => vo
     );
     const stored = new Set(keys.map((k) => k.key));
     const lost = [...load.acked.keys()].filter((k) => !stored.has(k));
-    if (lost.length) problems.push(`${lost.length} acknowledged commands have no event (e.g. ${lost.slice(0, 3).join(', ')})`);
+    if (lost.length)
+      problems.push(`${lost.length} acknowledged commands have no event (e.g. ${lost.slice(0, 3).join(', ')})`);
     log(`reconcile: ${load.acked.size} acknowledged commands, ${lost.length} without events`);
     // Every hash chain verifies, and each conversation's read model is the fold of its stream.
     const { rows: streams } = await pool.query<{ stream_id: string }>(
@@ -431,11 +439,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       body: JSON.stringify(soakCatalog(stack.simulator.url, stack.mcpPort)),
     });
     if (applied.status !== 200) throw new Error(`catalog: ${applied.status} ${await applied.text()}`);
-    load.nats = await connect({ servers: `127.0.0.1:${stack.natsPort}`, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    load.nats = await connect({
+      servers: `127.0.0.1:${stack.natsPort}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
     const started = Date.now();
     const durationMs = options.minutes * 60_000;
     const atS = () => Math.round((Date.now() - started) / 1000);
-    const sample = async () => rss.push({ atS: atS(), rssMb: mb(stack.serverRss()), heapUsedMb: mb(await heapUsed(stack)) });
+    const sample = async () =>
+      rss.push({ atS: atS(), rssMb: mb(stack.serverRss()), heapUsedMb: mb(await heapUsed(stack)) });
     await sample();
     const sampler = setInterval(() => void sample(), options.sampleMs);
     const lanes = Array.from({ length: options.lanes }, () => load.lane());
@@ -463,7 +476,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           survived = true;
           break;
         }
-      faults.push({ kind, atS: at, recoveredMs: Date.now() - before, survived: survived && !Number.isNaN(recoveredMs) });
+      faults.push({
+        kind,
+        atS: at,
+        recoveredMs: Date.now() - before,
+        survived: survived && !Number.isNaN(recoveredMs),
+      });
     }
     load.stopped = true;
     clearInterval(sampler);
@@ -515,9 +533,18 @@ function table(r: SoakResult, elapsedS: number): string {
     [
       'faults survived',
       `${r.faults.filter((f) => f.survived).length} of ${r.faults.length}` +
-        (r.faults.length ? ` (${r.faults.map((f) => `${f.kind} @${f.atS}s ${(f.recoveredMs / 1000).toFixed(1)}s`).join(', ')})` : ''),
+        (r.faults.length
+          ? ` (${r.faults.map((f) => `${f.kind} @${f.atS}s ${(f.recoveredMs / 1000).toFixed(1)}s`).join(', ')})`
+          : ''),
     ],
-    ['events lost', String(r.problems.filter((p) => p.includes('no event')).length ? r.problems.find((p) => p.includes('no event'))!.split(' ')[0] : 0)],
+    [
+      'events lost',
+      String(
+        r.problems.filter((p) => p.includes('no event')).length
+          ? r.problems.find((p) => p.includes('no event'))!.split(' ')[0]
+          : 0,
+      ),
+    ],
     ['reconciliation', r.problems.length ? r.problems.join('; ') : 'passed'],
     ...pick(r.rss, 6).map((s) => [`RSS / heap used at ${s.atS}s`, `${s.rssMb} MB / ${s.heapUsedMb} MB`]),
     ['RSS drift, second half', `${(r.secondHalfDrift * 100).toFixed(1)} %`],
