@@ -52,6 +52,10 @@ export interface SoakStack {
   restartMcp(downMs: number): Promise<void>;
   /** Resident set size of the server process, in bytes (from /proc). */
   serverRss(): number;
+  /** The server's memory after a full garbage collection (tools/soak/memory-probe.ts). */
+  serverMemory(): Promise<NodeJS.MemoryUsage>;
+  /** Writes a heap snapshot of the server at `path` (blocks the server while it writes). */
+  serverHeapSnapshot(path: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,11 +75,15 @@ async function startParleyProcess(
   port: number,
   execArgv: string[] = [],
 ): Promise<ParleyProcess> {
-  const child = spawn(process.execPath, [...execArgv, '-r', './tools/register.js', entry], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...execArgv, '-r', './tools/register.js', '-r', './tools/soak/memory-probe.ts', entry],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    },
+  );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err = (err + String(d)).slice(-8000)));
   const url = `http://127.0.0.1:${port}`;
@@ -89,11 +97,28 @@ async function startParleyProcess(
   return { child, url, output };
 }
 
+/** One IPC question to a Parley process's memory probe, and its answer. */
+function ask<T>(child: ChildProcess, question: { probe: string; path?: string }): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: { probe?: string }) => {
+      if (m?.probe !== question.probe) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(m as T);
+    };
+    const onExit = () => {
+      child.off('message', onMessage);
+      reject(new Error('the server exited'));
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send(question);
+  });
+}
+
 export interface StackOptions {
   /** Start a second worker process (one the soak kills). */
   worker: boolean;
-  /** Extra Node flags of the server process (`--expose-gc`, `--heapsnapshot-signal=SIGUSR2`). */
-  serverExecArgv?: string[];
   /** Extra settings of both Parley processes. */
   env?: Record<string, string>;
 }
@@ -127,7 +152,7 @@ export async function startSoakStack(options: StackOptions): Promise<SoakStack> 
     QUEUE_LOCK_MS: '3000',
     ...options.env,
   };
-  const server = await startParleyProcess('apps/server/src/main.ts', env, serverPort, options.serverExecArgv);
+  const server = await startParleyProcess('apps/server/src/main.ts', env, serverPort, ['--expose-gc']);
   const startWorker = () => startParleyProcess('apps/worker/src/main.ts', env, workerPort);
   let worker = options.worker ? await startWorker() : null;
   const stack: SoakStack = {
@@ -164,6 +189,8 @@ export async function startSoakStack(options: StackOptions): Promise<SoakStack> 
       mcp = await startEverythingHttp('streamableHttp', mcpPort);
     },
     serverRss: () => rssOf(server.child.pid!),
+    serverMemory: () => ask<{ usage: NodeJS.MemoryUsage }>(server.child, { probe: 'memory' }).then((m) => m.usage),
+    serverHeapSnapshot: (path) => ask(server.child, { probe: 'snapshot', path }).then(() => undefined),
     close: async () => {
       const stop = async (p: ChildProcess | null | undefined) => {
         if (!p || p.exitCode !== null || p.signalCode !== null) return;

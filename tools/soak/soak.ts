@@ -5,12 +5,14 @@
  * described in docs/reliability.md.
  *
  * Settings: SOAK_MINUTES (default 10), SOAK_LANES (clients sending back to back, default 20),
- * SOAK_FAULT_EVERY_S (seconds between two faults, default 30; 0: none), SOAK_SAMPLE_S (RSS
- * sample period, default 10), SOAK_HEAP_SNAPSHOTS=<dir> (the server takes a heap snapshot on
- * SIGUSR2 at a third and at the end of the load, written there).
+ * SOAK_FAULT_EVERY_S (seconds between two faults, default 30; 0: none), SOAK_SAMPLE_S (memory
+ * sample period, default 10: the server's RSS, and its heap after a full GC through
+ * tools/soak/memory-probe.ts), SOAK_HEAP_SNAPSHOTS=<dir> (heap snapshots of the server at a third
+ * and at the end of the load, written there; compare them with tools/soak/heap-diff.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, headers, type NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
@@ -47,8 +49,11 @@ export interface SoakResult {
   inputsGivenUp: number;
   faults: { kind: FaultKind; atS: number; recoveredMs: number; survived: boolean }[];
   problems: string[];
-  rss: { atS: number; rssMb: number; heapUsedMb: number }[];
+  /** The server's RSS, and its heap in use and external memory after a full GC, over time. */
+  rss: { atS: number; rssMb: number; heapUsedMb: number; externalMb: number }[];
   secondHalfDrift: number;
+  /** The same drift of the heap in use after a full GC: growth there is a leak, not heap sizing. */
+  heapDrift: number;
 }
 
 const KIND_WEIGHTS: [TurnKind, number][] = [
@@ -309,15 +314,6 @@ async function injectFault(stack: SoakStack, kind: FaultKind): Promise<void> {
   }
 }
 
-/** The server's heap in use, from its /metrics (nodejs_heap_size_used_bytes), in bytes. */
-async function heapUsed(stack: SoakStack): Promise<number> {
-  const res = await fetch(`${stack.server.url}/metrics`, {
-    headers: { authorization: `Bearer ${stack.adminKey}` },
-  }).catch(() => null);
-  const text = res?.status === 200 ? await res.text() : '';
-  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? Number.NaN);
-}
-
 const mb = (bytes: number) => Math.round(bytes / 1048576);
 
 /** What the clients were told against what was stored; each problem found, as a line. */
@@ -326,21 +322,23 @@ async function reconcile(stack: SoakStack, load: Load, log: (line: string) => vo
   const pool = new Pool({ connectionString: stack.db.url, max: 4 });
   const store = new PostgresEventStore(pool, { maxEventBytes: 2 * 1048576, pollMs: 200 });
   try {
-    // Quiet: no turn running and the read models at the end of the feed.
+    // Quiet: no turn running, and the read models at the end of every stream.
     for (const deadline = Date.now() + 120_000; ;) {
-      const { rows } = await pool.query<{ running: string; behind: boolean }>(
+      const { rows } = await pool.query<{ running: string; behind: string }>(
         `select (select count(*) from rm_conversations where status = 'RU') as running,
-                (select max(global_position) from es_events)::text is distinct from
-                (select max(last_position) from rm_conversations) as behind`,
+                (select count(*) from es_streams s left join rm_conversations c
+                   on c.conversation_id::text = substr(s.stream_id, length('conversation-') + 1)
+                 where s.category = 'conversation' and c.last_revision is distinct from s.version) as behind`,
       );
-      if (Number(rows[0].running) === 0) break;
+      if (Number(rows[0].running) === 0 && Number(rows[0].behind) === 0) break;
       if (Date.now() > deadline) {
-        problems.push(`${rows[0].running} conversations still running two minutes after the load stopped`);
+        problems.push(
+          `two minutes after the load: ${rows[0].running} conversations still running, ${rows[0].behind} read models behind their stream`,
+        );
         break;
       }
       await sleep(500);
     }
-    await sleep(2000);
     // Every acknowledged command has its events.
     const { rows: keys } = await pool.query<{ key: string }>(
       `select distinct metadata->>'commandId' as key from es_events where metadata ? 'commandId'`,
@@ -425,8 +423,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const snapshots = options.heapSnapshotDir;
   if (snapshots) mkdirSync(snapshots, { recursive: true });
   const stack = await startSoakStack({
-    worker: options.faults.includes('worker-kill'),
-    serverExecArgv: snapshots ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [],
+    worker: options.faultEveryMs > 0 && options.faults.includes('worker-kill'),
   });
   log(`soak: server ${stack.server.url}, database ${stack.db.name}, ${options.lanes} lanes, ${options.minutes} min`);
   const load = new Load(stack);
@@ -447,8 +444,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const started = Date.now();
     const durationMs = options.minutes * 60_000;
     const atS = () => Math.round((Date.now() - started) / 1000);
-    const sample = async () =>
-      rss.push({ atS: atS(), rssMb: mb(stack.serverRss()), heapUsedMb: mb(await heapUsed(stack)) });
+    const sample = async () => {
+      const memory = await stack.serverMemory().catch(() => null);
+      rss.push({
+        atS: atS(),
+        rssMb: mb(stack.serverRss()),
+        heapUsedMb: memory ? mb(memory.heapUsed) : Number.NaN,
+        externalMb: memory ? mb(memory.external) : Number.NaN,
+      });
+    };
     await sample();
     const sampler = setInterval(() => void sample(), options.sampleMs);
     const lanes = Array.from({ length: options.lanes }, () => load.lane());
@@ -459,7 +463,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       await sleep(Math.min(1000, durationMs - (Date.now() - started)));
       if (snapshots && !snapshotted && Date.now() - started > durationMs / 3) {
         snapshotted = true;
-        stack.server.child.kill('SIGUSR2');
+        await stack.serverHeapSnapshot(join(snapshots, 'third.heapsnapshot'));
+        log(`heap snapshot at ${atS()}s`);
       }
       const due = options.faultEveryMs > 0 && Date.now() - started >= (faults.length + 1) * options.faultEveryMs;
       if (!due || Date.now() - started > durationMs - 15_000 || options.faults.length === 0) continue;
@@ -483,12 +488,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         survived: survived && !Number.isNaN(recoveredMs),
       });
     }
-    load.stopped = true;
     clearInterval(sampler);
     await sample();
+    if (snapshots) await stack.serverHeapSnapshot(join(snapshots, 'end.heapsnapshot'));
+    load.stopped = true;
     log(`soak: load stopped at ${atS()}s, waiting for the lanes`);
     await Promise.all(lanes);
-    if (snapshots) stack.server.child.kill('SIGUSR2');
     const elapsedS = (Date.now() - started) / 1000;
     await load.nats.close();
     const problems = await reconcile(stack, load, log);
@@ -496,8 +501,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     for (const f of faults) if (!f.survived) problems.push(`fault ${f.kind} at ${f.atS}s: turns did not resume`);
     // RSS drift over the second half: the spread of its samples against their first.
     const half = rss.filter((s) => s.atS >= elapsedS / 2);
-    const base = half[0]?.rssMb ?? 0;
-    const secondHalfDrift = base ? (Math.max(...half.map((s) => s.rssMb)) - base) / base : 0;
+    const driftOf = (values: number[]) =>
+      values.length && values[0] ? (Math.max(...values) - values[0]) / values[0] : 0;
+    const secondHalfDrift = driftOf(half.map((s) => s.rssMb));
+    const heapDrift = driftOf(half.map((s) => s.heapUsedMb).filter((v) => !Number.isNaN(v)));
     const result: SoakResult = {
       ok: problems.length === 0,
       table: '',
@@ -511,6 +518,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       problems,
       rss,
       secondHalfDrift,
+      heapDrift,
     };
     result.table = table(result, elapsedS);
     return result;
@@ -546,8 +554,12 @@ function table(r: SoakResult, elapsedS: number): string {
       ),
     ],
     ['reconciliation', r.problems.length ? r.problems.join('; ') : 'passed'],
-    ...pick(r.rss, 6).map((s) => [`RSS / heap used at ${s.atS}s`, `${s.rssMb} MB / ${s.heapUsedMb} MB`]),
+    ...pick(r.rss, 6).map((s) => [
+      `RSS / heap used after GC / external at ${s.atS}s`,
+      `${s.rssMb} / ${s.heapUsedMb} / ${s.externalMb} MB`,
+    ]),
     ['RSS drift, second half', `${(r.secondHalfDrift * 100).toFixed(1)} %`],
+    ['heap-after-GC drift, second half', `${(r.heapDrift * 100).toFixed(1)} %`],
   ];
   return ['| soak | |', '|---|---|', ...rows.map(([a, b]) => `| ${a} | ${b} |`)].join('\n');
 }
