@@ -35,6 +35,8 @@ export interface SoakOptions {
   faults: FaultKind[];
   sampleMs: number;
   heapSnapshotDir?: string;
+  /** Extra settings of the Parley processes. */
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -50,7 +52,7 @@ export interface SoakResult {
   faults: { kind: FaultKind; atS: number; recoveredMs: number; survived: boolean }[];
   problems: string[];
   /** The server's RSS, and its heap in use and external memory after a full GC, over time. */
-  rss: { atS: number; rssMb: number; heapUsedMb: number; externalMb: number }[];
+  rss: { atS: number; conversations: number; rssMb: number; heapUsedMb: number; externalMb: number }[];
   secondHalfDrift: number;
   /** The same drift of the heap in use after a full GC: growth there is a leak, not heap sizing. */
   heapDrift: number;
@@ -358,7 +360,12 @@ async function reconcile(stack: SoakStack, load: Load, log: (line: string) => vo
     const byId = new Map(projected.map((r) => [r.conversation_id, r]));
     let unverified = 0;
     let unlike = 0;
-    for (const { stream_id } of streams) {
+    // Four streams at a time: one per connection of the pool.
+    let nextStream = 0;
+    const check = async (): Promise<void> => {
+      for (let i = nextStream++; i < streams.length; i = nextStream++) await checkStream(streams[i].stream_id);
+    };
+    const checkStream = async (stream_id: string) => {
       const id = stream_id.slice('conversation-'.length);
       const verified = await store.verifyStream(stream_id);
       if (!verified.ok) unverified++;
@@ -377,7 +384,8 @@ async function reconcile(stack: SoakStack, load: Load, log: (line: string) => vo
             `conversation ${id}: read model ${row ? `${row.status}@${row.last_revision}` : 'missing'}, fold ${state.status}@${revision}`,
           );
       }
-    }
+    };
+    await Promise.all([check(), check(), check(), check()]);
     if (unverified) problems.push(`${unverified} hash chains do not verify`);
     if (unlike) problems.push(`${unlike} conversations' read models differ from the fold of their stream`);
     log(`reconcile: ${streams.length} streams verified (${unverified} bad), ${unlike} read models unlike their fold`);
@@ -424,6 +432,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   if (snapshots) mkdirSync(snapshots, { recursive: true });
   const stack = await startSoakStack({
     worker: options.faultEveryMs > 0 && options.faults.includes('worker-kill'),
+    env: options.env,
   });
   log(`soak: server ${stack.server.url}, database ${stack.db.name}, ${options.lanes} lanes, ${options.minutes} min`);
   const load = new Load(stack);
@@ -444,10 +453,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const started = Date.now();
     const durationMs = options.minutes * 60_000;
     const atS = () => Math.round((Date.now() - started) / 1000);
+    let sampling = false;
     const sample = async () => {
+      if (sampling) return;
+      sampling = true;
       const memory = await stack.serverMemory().catch(() => null);
+      sampling = false;
+      const at = atS();
+      if (memory)
+        log(
+          `memory at ${at}s: rss ${mb(stack.serverRss())} MB, heap after GC ${mb(memory.heapUsed)} MB, ${load.conversations} conversations`,
+        );
       rss.push({
-        atS: atS(),
+        atS: at,
+        conversations: load.conversations,
         rssMb: mb(stack.serverRss()),
         heapUsedMb: memory ? mb(memory.heapUsed) : Number.NaN,
         externalMb: memory ? mb(memory.external) : Number.NaN,
@@ -555,7 +574,7 @@ function table(r: SoakResult, elapsedS: number): string {
     ],
     ['reconciliation', r.problems.length ? r.problems.join('; ') : 'passed'],
     ...pick(r.rss, 6).map((s) => [
-      `RSS / heap used after GC / external at ${s.atS}s`,
+      `RSS / heap used after GC / external at ${s.atS}s (${s.conversations} conversations)`,
       `${s.rssMb} / ${s.heapUsedMb} / ${s.externalMb} MB`,
     ]),
     ['RSS drift, second half', `${(r.secondHalfDrift * 100).toFixed(1)} %`],
@@ -579,6 +598,8 @@ async function main(): Promise<void> {
     faults: FAULT_KINDS,
     sampleMs: Number(env.SOAK_SAMPLE_S ?? 10) * 1000,
     heapSnapshotDir: env.SOAK_HEAP_SNAPSHOTS,
+    // SOAK_SERVER_ENV='{"CONVERSATION_CACHE_MB":"0"}': settings of the Parley processes.
+    env: env.SOAK_SERVER_ENV ? (JSON.parse(env.SOAK_SERVER_ENV) as Record<string, string>) : undefined,
   });
   process.stdout.write(`${result.table}\n`);
   if (!result.ok) process.exitCode = 1;
