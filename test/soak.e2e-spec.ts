@@ -16,7 +16,7 @@ describe('the soak, at smoke size', () => {
       sampleMs: 5_000,
       log: (line) => lines.push(line),
     });
-    if (!result.ok) process.stderr.write(`${lines.join('\n')}\n${result.table}\n`);
+    process.stderr.write(`${result.ok ? '' : `${lines.join('\n')}\n`}${result.table}\n`);
     expect(result.problems).toEqual([]);
     expect(result.faults.map((f) => f.kind).sort()).toEqual([...FAULT_KINDS].sort());
     expect(result.faults.every((f) => f.survived)).toBe(true);
