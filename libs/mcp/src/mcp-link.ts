@@ -23,10 +23,32 @@ const FAILURE_TEXT: Record<McpErrorKind, string> = {
 };
 
 /** A retried request gets what is left of the caller's time, not a fresh allowance. */
-const requestOptions = (options: CallOptions, deadline: number) => ({
-  signal: options.signal,
+const requestOptions = (signal: AbortSignal | undefined, deadline: number) => ({
+  signal,
   timeout: Math.max(1, deadline - Date.now()),
 });
+
+/**
+ * Runs one SDK request with a signal of its own that follows the caller's. The SDK adds an abort
+ * listener to a request's signal and never removes it: on the caller's signal (a tool call's, a
+ * composite of the turn's and a timeout) that listener kept the signal alive for good (Node keeps
+ * a composite signal with listeners), one per MCP call. The request's own signal goes with it.
+ */
+async function withRequestSignal<T>(
+  signal: AbortSignal | undefined,
+  run: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  if (!signal) return run(undefined);
+  const own = new AbortController();
+  const forward = () => own.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  try {
+    return await run(own.signal);
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
 
 export interface LinkDeps {
   source: McpClientConfigSource;
@@ -60,7 +82,9 @@ export class McpLink {
       const tools: Tool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await session.client.listTools(cursor ? { cursor } : {}, requestOptions(options, deadline));
+        const page = await withRequestSignal(options.signal, (signal) =>
+          session.client.listTools(cursor ? { cursor } : {}, requestOptions(signal, deadline)),
+        );
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor);
@@ -72,7 +96,9 @@ export class McpLink {
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     return this.withSession(options, async (session, deadline) => {
       const params = { name: toolName, arguments: args };
-      const result = await session.client.callTool(params, undefined, requestOptions(options, deadline));
+      const result = await withRequestSignal(options.signal, (signal) =>
+        session.client.callTool(params, undefined, requestOptions(signal, deadline)),
+      );
       return result as CallToolResult;
     });
   }
