@@ -14,7 +14,7 @@ describe('running-turn slots of killed turns', () => {
     parley = await startParley('turn_slots', { MAX_RUNNING_TURNS_PER_SUBJECT: '1' });
     redis = parley.app.get<Redis>(REDIS);
   });
-  afterAll(() => parley.close());
+  afterAll(() => parley?.close());
 
   const heldSlots = async () => {
     let held = 0;

@@ -21,9 +21,9 @@ describe('SubscriptionRunner', () => {
     store = new PostgresEventStore(pool, { maxEventBytes: 1_048_576, pollMs: 10 });
   });
   afterAll(async () => {
-    await store.close();
-    await pool.end();
-    await database.drop();
+    await store?.close();
+    await pool?.end();
+    await database?.drop();
   });
 
   it('derives no signal per poll or per append from its long-lived ones, however long it waits', async () => {
