@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import OpenAI from 'openai';
 import type { ProviderEndpoint } from './llm.port';
 import { undiciFetch } from './undici-fetch';
+
+/** SDK clients kept at most; they share one agent, so one dropped holds no connection. */
+export const MAX_CLIENTS = 100;
 
 const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
@@ -11,7 +15,13 @@ const digest = (value: string) => createHash('sha256').update(value).digest('hex
  * client and no secret sits in a map key. All of them send through one undici keep-alive agent.
  */
 export class OpenAiClientCache {
-  private readonly clients = new Map<string, OpenAI>();
+  /** A rotated key leaves its old client behind: the least recently used go past MAX_CLIENTS. */
+  private readonly clients = new LRUCache<string, OpenAI>({ max: MAX_CLIENTS });
+
+  /** How many clients are kept (at most MAX_CLIENTS). */
+  get size(): number {
+    return this.clients.size;
+  }
   private readonly fetch = undiciFetch();
 
   get(provider: ProviderEndpoint): OpenAI {

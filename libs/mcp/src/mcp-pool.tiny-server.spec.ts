@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { getEventListeners } from 'node:events';
 import type { McpClientConfig, McpErrorKind } from './mcp-client-config';
 import { McpPool } from './mcp-pool';
 import { TinyMcpServer } from './testing/tiny-mcp-server';
@@ -67,6 +68,31 @@ describe('McpPool against a server that changes at runtime', () => {
       'tools/call',
       'tools/call',
     ]);
+  });
+
+  it('leaves no abort listener on the caller’s signal once a call or a tool list is done', async () => {
+    const turn = new AbortController();
+    const signals: AbortSignal[] = [];
+    for (let i = 0; i < 5; i++) {
+      const signal = AbortSignal.any([turn.signal, AbortSignal.timeout(60_000)]);
+      signals.push(signal);
+      await pool.callTool('tiny', 'fail', { reason: `call ${i}` }, { ...call, signal });
+    }
+    server.addTool('weather', 'sunny');
+    await waitFor(async () =>
+      (await pool.listTools('tiny', { signal: signals[0] })).some((t) => t.name === 'tiny__weather'),
+    );
+    for (const signal of signals) expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('still cancels a call when the caller’s signal aborts', async () => {
+    const turn = new AbortController();
+    server.addTool('slow', 'late', 2_000);
+    const pending = pool.callTool('tiny', 'slow', {}, { ...call, signal: turn.signal });
+    setTimeout(() => turn.abort(new Error('killed')), 100);
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+    expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
   });
 
   it('returns a result flagged isError as data, not as an exception', async () => {

@@ -68,6 +68,8 @@ export class TurnRunner {
     // folded state is already here; the turn's appends carry its revision either way.
     const loaded = await this.deps.repository.loadForWrite(job.conversationId, BigInt(job.revision));
     const s = loaded.state;
+    // Ended or stopped while no process ran it (a kill while its worker was down): its slot goes back.
+    if (s.status !== 'RU' && s.status !== 'none') await this.slots?.release(s.owner, s.id).catch(() => undefined);
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
     if (!current && s.turn.runs > 1 && (await this.restartedSince(job))) return;
     // The slot lives TURN_TIMEOUT_MS and a grace; a configuration may give the turn longer. Not
@@ -105,8 +107,16 @@ export class TurnRunner {
     } finally {
       clearTimeout(watchdog);
       stopWatching();
-      const state = ctx.state;
-      if (state.status !== 'RU') await this.slots?.release(state.owner, state.id).catch(() => undefined);
+      // Stopped by a kill or pause: the turn's own state still says RU, the stream no longer does.
+      const state =
+        ctx.state.status === 'RU' && abort.signal.aborted
+          ? await this.deps.repository.load(job.conversationId).then(
+              (loaded) => loaded.state,
+              () => ctx.state,
+            )
+          : ctx.state;
+      if (state.status !== 'RU' && state.status !== 'none')
+        await this.slots?.release(state.owner, state.id).catch(() => undefined);
     }
   }
 

@@ -68,4 +68,19 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
     await s.release('alice', 'c1');
     await expect(s.acquire('alice', 'c2')).resolves.toBe('taken');
   });
+
+  if (store === 'memory')
+    it('keeps in memory only the subjects holding a slot: released and expired ones are dropped', async () => {
+      const s = slots(2, 200);
+      for (let i = 0; i < 50; i++) {
+        await s.acquire(`subject-${i}`, `c${i}`);
+        await s.release(`subject-${i}`, `c${i}`);
+      }
+      expect(s.subjectsInMemory).toBe(0);
+      for (let i = 0; i < 50; i++) await s.acquire(`crashed-${i}`, `c${i}`);
+      expect(s.subjectsInMemory).toBe(50);
+      await new Promise((r) => setTimeout(r, 300));
+      await s.acquire('alice', 'c1');
+      expect(s.subjectsInMemory).toBe(1);
+    });
 });

@@ -59,6 +59,7 @@ type SlotsRedis = Redis & {
  */
 export class TurnSlots {
   private readonly memory = new Map<string, Map<string, number>>();
+  private sweptAt = Date.now();
 
   constructor(private readonly options: TurnSlotsOptions) {
     const { redis } = options;
@@ -116,7 +117,16 @@ export class TurnSlots {
 
   async release(subject: string, conversationId: string): Promise<void> {
     if (this.options.redis) await this.options.redis.zrem(this.key(subject), conversationId);
-    else this.memory.get(subject)?.delete(conversationId);
+    else {
+      const held = this.memory.get(subject);
+      held?.delete(conversationId);
+      if (held?.size === 0) this.memory.delete(subject);
+    }
+  }
+
+  /** How many subjects this process keeps in-memory slots for (without Redis): those holding one. */
+  get subjectsInMemory(): number {
+    return this.memory.size;
   }
 
   private key(subject: string): string {
@@ -126,11 +136,20 @@ export class TurnSlots {
   /** The Redis script's answer, kept in this process's memory: 0 refused, 1 taken, 2 held already. */
   private acquireInMemory(subject: string, conversationId: string): 0 | 1 | 2 {
     const now = Date.now();
+    // Slots nobody released expire; once a lease, every subject's are swept, and a subject left
+    // with none is dropped, so the map holds only subjects with a running turn.
+    if (now - this.sweptAt >= this.options.ttlMs) {
+      this.sweptAt = now;
+      for (const [who, slots] of this.memory) {
+        for (const [id, expiresAt] of slots) if (expiresAt <= now) slots.delete(id);
+        if (slots.size === 0) this.memory.delete(who);
+      }
+    }
     const held = this.memory.get(subject) ?? new Map<string, number>();
-    this.memory.set(subject, held);
     for (const [id, expiresAt] of held) if (expiresAt <= now) held.delete(id);
     const had = held.has(conversationId);
     if (!had && held.size >= this.options.maxPerSubject) return 0;
+    this.memory.set(subject, held);
     held.set(conversationId, now + this.options.ttlMs);
     return had ? 2 : 1;
   }

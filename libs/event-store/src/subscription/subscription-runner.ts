@@ -213,7 +213,10 @@ export class SubscriptionRunner {
     let position = await loadCheckpoint(pool, subscriptionId);
     this.advance(position);
     let woke = false;
-    while (!this.stopping.signal.aborted && !lost.aborted) {
+    // One composite signal per lease, not per wait: each AbortSignal.any leaves an entry in its
+    // sources' dependants that Node does not remove, which grew with every poll and every append.
+    const ended = AbortSignal.any([this.stopping.signal, lost]);
+    while (!ended.aborted) {
       try {
         const afterWait = woke;
         woke = false;
@@ -240,13 +243,19 @@ export class SubscriptionRunner {
         }
         this.caughtUp = short;
         if (!short) continue;
-        this.wakeUp = new AbortController();
-        await feed.waitForAppend(pollMs, AbortSignal.any([this.stopping.signal, lost, this.wakeUp.signal]));
-        if (coalesceMs > 0) await sleep(coalesceMs, AbortSignal.any([this.stopping.signal, lost]));
+        const wakeUp = (this.wakeUp = new AbortController());
+        const forward = () => wakeUp.abort();
+        ended.addEventListener('abort', forward, { once: true });
+        try {
+          await feed.waitForAppend(pollMs, wakeUp.signal);
+        } finally {
+          ended.removeEventListener('abort', forward);
+        }
+        if (coalesceMs > 0) await sleep(coalesceMs, ended);
         woke = true;
       } catch (err) {
         this.report(err);
-        await sleep(retryMs, AbortSignal.any([this.stopping.signal, lost]));
+        await sleep(retryMs, ended);
         position = await readCheckpoint(pool, subscriptionId);
         this.advance(position);
       }

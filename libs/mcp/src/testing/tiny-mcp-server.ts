@@ -54,12 +54,16 @@ export class TinyMcpServer {
     return this;
   }
 
-  /** Adds a tool to every open session; each session's server announces tools/list_changed. */
-  addTool(name: string, text: string): void {
+  /**
+   * Adds a tool (answering after `delayMs`) to every open session; each session's server
+   * announces tools/list_changed.
+   */
+  addTool(name: string, text: string, delayMs = 0): void {
     const register: Register = (server) =>
-      server.registerTool(name, { description: `Answers ${text}` }, async () => ({
-        content: [{ type: 'text', text }],
-      }));
+      server.registerTool(name, { description: `Answers ${text}` }, async () => {
+        if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+        return { content: [{ type: 'text', text }] };
+      });
     this.registrations.push(register);
     for (const { server } of this.sessions.values()) register(server);
   }

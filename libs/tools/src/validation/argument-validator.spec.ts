@@ -1,4 +1,4 @@
-import { ArgumentValidator } from './argument-validator';
+import { ArgumentValidator, MAX_COMPILED } from './argument-validator';
 
 const schema = {
   type: 'object',
@@ -67,5 +67,15 @@ describe('ArgumentValidator', () => {
 
   it('reports a broken tool schema as the tool being unavailable, not as the model’s fault', () => {
     expect(failureOf(() => validator.parse('{}', { type: 'nonsense' })).code).toBe('UNAVAILABLE');
+  });
+
+  it('keeps at most MAX_COMPILED compiled schemas, in its own map and in Ajv, and still validates a dropped one', () => {
+    const own = new ArgumentValidator();
+    const distinct = (i: number) => ({ type: 'object', properties: { [`p${i}`]: { type: 'string' } } });
+    for (let i = 0; i < MAX_COMPILED * 3; i++) own.parse(`{"p${i}":"x"}`, distinct(i));
+    expect(own.compiledCount).toBe(MAX_COMPILED);
+    const ajvCache = (own as unknown as { draft07: { _cache: Map<unknown, unknown> } }).draft07._cache;
+    expect(ajvCache.size).toBeLessThanOrEqual(MAX_COMPILED + 10);
+    expect(failureOf(() => own.parse('{"p0":1}', distinct(0))).code).toBe('INVALID_ARGUMENTS');
   });
 });

@@ -3,9 +3,13 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { LRUCache } from 'lru-cache';
 import { ToolFailure } from '../tool-outcome';
 
 type AjvInstance = Ajv | Ajv2019 | Ajv2020;
+
+/** Compiled schemas kept at most. */
+export const MAX_COMPILED = 500;
 
 function withFormats<T extends AjvInstance>(ajv: T): T {
   addFormats(ajv as Ajv);
@@ -23,7 +27,20 @@ export class ArgumentValidator {
   private readonly draft07 = withFormats(new Ajv({ allErrors: true, strict: false }));
   private readonly draft2019 = withFormats(new Ajv2019({ allErrors: true, strict: false }));
   private readonly draft2020 = withFormats(new Ajv2020({ allErrors: true, strict: false }));
-  private readonly compiled = new Map<string, ValidateFunction>();
+  /**
+   * Schemas come from the catalog, MCP servers and conversations' tool repositories, so their
+   * number has no bound of its own: the least recently used are dropped past MAX_COMPILED, from
+   * Ajv's own cache too.
+   */
+  private readonly compiled = new LRUCache<string, { validate: ValidateFunction; ajv: AjvInstance; schema: object }>({
+    max: MAX_COMPILED,
+    dispose: ({ ajv, schema }) => void ajv.removeSchema(schema),
+  });
+
+  /** How many compiled schemas are kept (at most MAX_COMPILED). */
+  get compiledCount(): number {
+    return this.compiled.size;
+  }
 
   /** Parses and validates the model's argument text; throws ToolFailure(INVALID_ARGUMENTS). */
   parse(rawArguments: string, schema: Record<string, unknown>): Record<string, unknown> {
@@ -41,18 +58,19 @@ export class ArgumentValidator {
 
   private compile(schema: Record<string, unknown>): ValidateFunction {
     const key = JSON.stringify(schema);
-    let validate = this.compiled.get(key);
-    if (!validate) {
-      try {
-        validate = this.dialect(schema).compile(schema);
-      } catch (err) {
-        throw new ToolFailure(
-          'UNAVAILABLE',
-          `The tool's parameter schema is not valid JSON Schema: ${(err as Error).message}`,
-        );
-      }
-      this.compiled.set(key, validate);
+    const kept = this.compiled.get(key);
+    if (kept) return kept.validate;
+    const ajv = this.dialect(schema);
+    let validate: ValidateFunction;
+    try {
+      validate = ajv.compile(schema);
+    } catch (err) {
+      throw new ToolFailure(
+        'UNAVAILABLE',
+        `The tool's parameter schema is not valid JSON Schema: ${(err as Error).message}`,
+      );
     }
+    this.compiled.set(key, { validate, ajv, schema });
     return validate;
   }
 

@@ -1,0 +1,53 @@
+/**
+ * Compares two V8 heap snapshots (.heapsnapshot, as `--heapsnapshot-signal` writes them): the
+ * objects by constructor (their count and own size) that grew most from the first to the second.
+ * Usage: node -r ./tools/register.js tools/soak/heap-diff.ts <before> <after> [rows]
+ */
+import { readFileSync } from 'node:fs';
+
+interface Totals {
+  count: number;
+  bytes: number;
+}
+
+export function heapTotals(path: string): Map<string, Totals> {
+  const snapshot = JSON.parse(readFileSync(path, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
+  const fields = snapshot.snapshot.meta.node_fields;
+  const types = snapshot.snapshot.meta.node_types[0];
+  const width = fields.length;
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f));
+  const totals = new Map<string, Totals>();
+  const { nodes, strings } = snapshot;
+  for (let i = 0; i < nodes.length; i += width) {
+    const type = types[nodes[i + typeAt]];
+    const name = type === 'object' || type === 'closure' ? strings[nodes[i + nameAt]] : `(${type})`;
+    const key = type === 'closure' ? `closure ${name}` : name;
+    const t = totals.get(key) ?? { count: 0, bytes: 0 };
+    t.count++;
+    t.bytes += nodes[i + sizeAt];
+    totals.set(key, t);
+  }
+  return totals;
+}
+
+function main(): void {
+  const [before, after, rows = '40'] = process.argv.slice(2);
+  const a = heapTotals(before);
+  const b = heapTotals(after);
+  const diff = [...b].map(([name, t]) => {
+    const was = a.get(name) ?? { count: 0, bytes: 0 };
+    return { name, count: t.count - was.count, bytes: t.bytes - was.bytes, total: t.count };
+  });
+  diff.sort((x, y) => y.bytes - x.bytes);
+  const sum = (m: Map<string, Totals>) => [...m.values()].reduce((s, t) => s + t.bytes, 0);
+  process.stdout.write(`heap: ${(sum(a) / 1048576).toFixed(1)} MB -> ${(sum(b) / 1048576).toFixed(1)} MB\n`);
+  process.stdout.write('| constructor | objects added | bytes added | objects now |\n|---|---:|---:|---:|\n');
+  for (const d of diff.slice(0, Number(rows)))
+    process.stdout.write(`| ${d.name.slice(0, 60)} | ${d.count} | ${d.bytes} | ${d.total} |\n`);
+}
+
+if (require.main === module) main();
