@@ -13,6 +13,9 @@ function templateName(): string {
   return `parley_tpl_${hash.digest('hex').slice(0, 16)}`;
 }
 
+/** How long a template of another migration set outlives its last use. */
+const STALE_TEMPLATE_MS = 6 * 60 * 60 * 1000;
+
 /**
  * Builds the migrated template database every test file clones, once per migration set: Jest
  * runs started side by side share it, guarded by an advisory lock. A missing PostgreSQL fails
@@ -37,9 +40,14 @@ export default async function globalSetup(): Promise<void> {
       await runMigrations(databaseUrl(building));
       await admin.query(`alter database "${building}" rename to "${name}"`);
     }
+    // Marks the template as in use now; templates of other migration sets are dropped only once
+    // no run has used them for a while, so checkouts on other branches keep theirs mid-run.
+    await admin.query(`comment on database "${name}" is '${Date.now()}'`);
     const stale = await admin.query<{ datname: string }>(
-      `select datname from pg_database where datname like 'parley\\_tpl\\_%' and datname <> $1`,
-      [name],
+      `select datname from pg_database d
+        where datname like 'parley\\_tpl\\_%' and datname <> $1
+          and coalesce(nullif(shobj_description(d.oid, 'pg_database'), '')::bigint, 0) < $2`,
+      [name, Date.now() - STALE_TEMPLATE_MS],
     );
     for (const { datname } of stale.rows)
       await admin.query(`drop database if exists "${datname}"`).catch(() => undefined);
