@@ -1,0 +1,228 @@
+import { COMMANDS, type Operation } from '@parley/conversation';
+import { ERROR_STATUS } from '@parley/core';
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import fc from 'fast-check';
+import { connect, headers, type NatsConnection } from 'nats';
+import { QUERIES } from '../libs/transport/src/operations/query-table';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+
+/**
+ * Property-based fuzzing of every command and query, derived from the operation tables as the
+ * front doors are, over HTTP and NATS: malformed JSON, wrong types, huge strings, `__proto__` and
+ * `constructor` keys, NUL, lone surrogates, deep nesting. Whatever comes in, Parley answers below
+ * 500 (every backing service is up), a refused input appends nothing to the event store, and
+ * memory stays bounded. `npm test` runs a fixed seed and a few runs; `npm run fuzz` runs long
+ * (FUZZ_RUNS, FUZZ_SEED=random or a number).
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+const SEED = process.env.FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED ?? 20_261_125);
+const OPERATIONS: readonly Operation[] = [...COMMANDS, ...QUERIES];
+
+/** A JSON text: ordinary values go through JSON.stringify, the rest is written as is. */
+type Json = string;
+
+const NASTY_STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\ufeff',
+  '__proto__',
+  'constructor',
+  'toString',
+  'prototype',
+  '../../etc/passwd',
+  '%00',
+  '%',
+  'null',
+  '{}',
+  'HELPDESK',
+  'CHAT',
+  '00000000-0000-5000-8000-000000000000',
+  '01a20000-0000-7000-8000-000000000000',
+  'c'.repeat(300),
+];
+const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
+
+const deep = (depth: number, array: boolean): Json =>
+  array ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+function arbitraries(conversationId: () => string) {
+  const text = fc.oneof(
+    { weight: 3, arbitrary: fc.string() },
+    { weight: 2, arbitrary: fc.string({ unit: 'binary' }) },
+    { weight: 3, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+    { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 400_000 }).map((n) => 'x'.repeat(n)) },
+    { weight: 3, arbitrary: fc.constant(null).map(() => conversationId()) },
+  );
+  const key = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...PROTO_KEYS));
+  const value: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      text.map((s) => JSON.stringify(s)),
+      fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null)).map((v) => JSON.stringify(v)),
+      fc.constantFrom('1e999', '-0', '12345678901234567890123', '1.0e-400'),
+      fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+      fc
+        .array(fc.tuple(key, tie('value')), { maxLength: 4 })
+        .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
+      fc.tuple(fc.integer({ min: 100, max: 20_000 }), fc.boolean()).map(([depth, array]) => deep(depth, array)),
+    ),
+  })).value;
+
+  /** An operation's payload: its own fields (some missing, some extra), or anything at all. */
+  const payload = (op: Operation): fc.Arbitrary<Json> => {
+    const fields = Object.keys(op.input.shape).concat(op.kind === 'command' ? ['commandId'] : []);
+    const object = fc
+      .tuple(
+        fc.tuple(...fields.map((f) => fc.option(value, { freq: 4 }).map((v) => [f, v] as const))),
+        fc.array(fc.tuple(key, value), { maxLength: 3 }),
+      )
+      .map(([own, extra]) => {
+        const entries = [...own.filter(([, v]) => v !== null), ...extra] as [string, Json][];
+        return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+      });
+    const malformed = fc.oneof(
+      fc.string(),
+      fc.constantFrom('{', '{"a":', '{"a":1,}', "{'a':1}", '[1,2', 'undefined', 'NaN', '{"a":1}{"b":2}', '\u0000{}'),
+      object.map((json) => json.slice(0, -1)),
+    );
+    return fc.oneof(
+      { weight: 6, arbitrary: object },
+      { weight: 2, arbitrary: value },
+      { weight: 2, arbitrary: malformed },
+    );
+  };
+
+  return { payload };
+}
+
+/** JSON.stringify, except for values nested too deep for this stack (the raw text went to the body instead). */
+function stringifyOrNot(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return '[too deep]';
+  }
+}
+
+/** A failure report that names the operation and the door, with the payload cut to a readable length. */
+function report(details: fc.RunDetails<[{ op: Operation; door: 'http' | 'nats'; json: Json }]>): void {
+  if (!details.failed || !details.counterexample) return;
+  const [{ op, door, json }] = details.counterexample;
+  const shown = json.length > 400 ? `${json.slice(0, 400)}… (${json.length} characters)` : json;
+  throw new Error(
+    `${op.name} over ${door} failed (seed ${details.seed}, path ${details.counterexamplePath}): ${shown}\n${String(details.errorInstance)}`,
+  );
+}
+
+describe('fuzzing every command and query over HTTP and NATS', () => {
+  let parley: ParleyUnderTest;
+  let store: EventStore;
+  let nc: NatsConnection;
+  let conversationId: string;
+
+  beforeAll(async () => {
+    parley = await startParley('fuzz', { RATE_LIMIT_PER_MINUTE: '10000000', MAX_RUNNING_TURNS_PER_SUBJECT: '1000' });
+    store = parley.app.get(EVENT_STORE);
+    nc = await connect({ servers: parley.config.nats.url! });
+    const started = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
+    conversationId = started.body.conversationId as string;
+  }, 60_000);
+  afterAll(async () => {
+    await nc?.close();
+    await parley?.close();
+  });
+
+  /** The event store's head once nothing has been appended for a moment (a turn accepted earlier may still run). */
+  async function settledHead(): Promise<string | null> {
+    let head = await store.headPosition();
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = await store.headPosition();
+      if (now === head) return head;
+      head = now;
+    }
+    return head;
+  }
+
+  /** Over HTTP: the path parameters from the payload when it has them as strings, the rest as body or query. */
+  async function overHttp(op: Operation, json: Json): Promise<{ status: number; code?: string }> {
+    const route = op.http!;
+    let fields: Record<string, unknown> = {};
+    try {
+      const parsed: unknown = JSON.parse(json);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) fields = parsed as Record<string, unknown>;
+    } catch {
+      // Malformed: sent as it is, the path gets placeholders.
+    }
+    const rest = { ...fields };
+    const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+      const given = Object.hasOwn(fields, name) ? fields[name] : undefined;
+      delete rest[name];
+      try {
+        return encodeURIComponent(typeof given === 'string' && given !== '' ? given : conversationId);
+      } catch {
+        return 'lone%ED%A0%80surrogate';
+      }
+    });
+    const carriesBody = route.method === 'post' || route.method === 'put';
+    let url = parley.url + path;
+    if (!carriesBody) {
+      const query = new URLSearchParams();
+      for (const [k, v] of Object.entries(rest)) query.append(k, typeof v === 'string' ? v : stringifyOrNot(v));
+      if ([...query].length > 0) url += `?${query}`;
+    }
+    const res = await fetch(url, {
+      method: route.method.toUpperCase(),
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(carriesBody ? { 'content-type': 'application/json' } : {}) },
+      body: carriesBody ? json : undefined,
+    });
+    const text = await res.text();
+    let code: string | undefined;
+    try {
+      code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+    } catch {
+      code = undefined;
+    }
+    return { status: res.status, code };
+  }
+
+  /** Over NATS: the payload as the message, the credential in the header; a refusal's status is its code's. */
+  async function overNats(op: Operation, json: Json): Promise<{ status: number; code?: string }> {
+    const h = headers();
+    h.set('authorization', `Bearer ${ADMIN_KEY}`);
+    const subject = `${parley.config.prefix}.${op.kind === 'command' ? 'cmd' : 'qry'}.${op.name}`;
+    const data = Buffer.from(json);
+    if (data.length > nc.info!.max_payload) return { status: 413, code: 'PAYLOAD_TOO_LARGE' };
+    const msg = await nc.request(subject, data, { headers: h, timeout: 20_000 });
+    const reply = JSON.parse(msg.string()) as { error?: { code: keyof typeof ERROR_STATUS } };
+    return reply.error ? { status: ERROR_STATUS[reply.error.code] ?? 500, code: reply.error.code } : { status: 200 };
+  }
+
+  it(
+    'answers every input below 500 and appends nothing for a refused one',
+    async () => {
+      const { payload } = arbitraries(() => conversationId);
+      const sample = fc
+        .constantFrom(...OPERATIONS)
+        .chain((op) => fc.record({ op: fc.constant(op), door: fc.constantFrom('http', 'nats'), json: payload(op) }));
+      const rssBefore = process.memoryUsage().rss;
+      let head = await settledHead();
+      await fc.assert(
+        fc.asyncProperty(sample, async ({ op, door, json }) => {
+          const answer = door === 'http' && op.http ? await overHttp(op, json) : await overNats(op, json);
+          const where = `${op.name} over ${door}: ${answer.status} ${answer.code ?? ''}`;
+          expect({ where, serverError: answer.status >= 500 }).toEqual({ where, serverError: false });
+          if (answer.status >= 400) expect({ where, head: await store.headPosition() }).toEqual({ where, head });
+          else head = await settledHead();
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true, reporter: report },
+      );
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(768 * 1024 * 1024);
+    },
+    60_000 + RUNS * 1_000,
+  );
+});
