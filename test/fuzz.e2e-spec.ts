@@ -12,7 +12,7 @@ import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-a
  * `constructor` keys, NUL, lone surrogates, deep nesting. Whatever comes in, Parley answers below
  * 500 (every backing service is up), a refused input appends nothing to the event store, and
  * memory stays bounded. `npm test` runs a fixed seed and a few runs; `npm run fuzz` runs long
- * (FUZZ_RUNS, FUZZ_SEED=random or a number).
+ * (FUZZ_RUNS, FUZZ_SEED=random or a number; FUZZ_SEED and FUZZ_PATH of a report replay its input).
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const SEED = process.env.FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED ?? 20_261_125);
@@ -114,7 +114,7 @@ function report(details: fc.RunDetails<[{ op: Operation; door: 'http' | 'nats'; 
   const [{ op, door, json }] = details.counterexample;
   const shown = json.length > 400 ? `${json.slice(0, 400)}… (${json.length} characters)` : json;
   throw new Error(
-    `${op.name} over ${door} failed (seed ${details.seed}, path ${details.counterexamplePath}): ${shown}\n${String(details.errorInstance)}`,
+    `${op.name} over ${door} failed (seed ${details.seed}, path ${details.counterexamplePath}): ${shown}\n${String(details.errorInstance)} ${String((details.errorInstance as Error | undefined)?.cause ?? '')}`,
   );
 }
 
@@ -175,10 +175,20 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
       for (const [k, v] of Object.entries(rest)) query.append(k, typeof v === 'string' ? v : stringifyOrNot(v));
       if ([...query].length > 0) url += `?${query}`;
     }
-    const res = await fetch(url, {
-      method: route.method.toUpperCase(),
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(carriesBody ? { 'content-type': 'application/json' } : {}) },
-      body: carriesBody ? json : undefined,
+    const send = () =>
+      fetch(url, {
+        method: route.method.toUpperCase(),
+        headers: {
+          authorization: `Bearer ${ADMIN_KEY}`,
+          ...(carriesBody ? { 'content-type': 'application/json' } : {}),
+        },
+        body: carriesBody ? json : undefined,
+      });
+    // A keep-alive socket the server closed after refusing an earlier body (413) fails the next
+    // request before it is sent: that one request is sent again, on a new socket.
+    const res = await send().catch((err: Error & { cause?: { code?: string } }) => {
+      if (err.cause?.code !== 'UND_ERR_SOCKET' && err.cause?.code !== 'ECONNRESET') throw err;
+      return send();
     });
     const text = await res.text();
     let code: string | undefined;
@@ -219,7 +229,7 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
           if (answer.status >= 400) expect({ where, head: await store.headPosition() }).toEqual({ where, head });
           else head = await settledHead();
         }),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true, reporter: report },
+        { seed: SEED, path: process.env.FUZZ_PATH, numRuns: RUNS, endOnFailure: true, reporter: report },
       );
       expect(process.memoryUsage().rss - rssBefore).toBeLessThan(768 * 1024 * 1024);
     },
