@@ -164,6 +164,14 @@ export const envSchema = z.object({
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
   ),
+  EVENT_CHAIN_KEY: key256
+    .optional()
+    .describe(
+      "256-bit key (64 hex or 44 base64 characters), kept outside the database, that keys the events' hash chain (HMAC-SHA256): whoever can write the database cannot rewrite a stream consistently without it. Unset: plain sha-256. Once set, keep it: `verify` needs it for keyed events.",
+    ),
+  EVENT_CHAIN_REQUIRE_KEYED: bool(false).describe(
+    '`true`: `verify` refuses unkeyed events too, for stores keyed (`EVENT_CHAIN_KEY`) from their first event, where an unkeyed event can only be a rewrite.',
+  ),
   SUBSCRIPTION_POLL_MS: int(200, 10).describe(
     'How often projections and relays look for events that other processes appended (an append in their own process wakes them at once).',
   ),

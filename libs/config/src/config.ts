@@ -31,6 +31,9 @@ function toConfig(env: Env) {
       pollMs: env.SUBSCRIPTION_POLL_MS,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
+      /** Keys the hash chain (HMAC-SHA256); null: plain sha-256. */
+      chainKey: env.EVENT_CHAIN_KEY ?? null,
+      requireKeyedChain: env.EVENT_CHAIN_REQUIRE_KEYED,
     },
     prefix: env.PARLEY_PREFIX,
     security: {

@@ -46,7 +46,8 @@ async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
   logger.level = loaded.log.level;
   const warn = (message: string) => logger.warn(message);
   const withKey = await withLocalEncryptionKey(loaded, warn);
-  for (const secret of [withKey.security.encryptionKey, withKey.security.adminApiKey, withKey.security.jwt.secret])
+  const { security, eventStore } = withKey;
+  for (const secret of [security.encryptionKey, security.adminApiKey, security.jwt.secret, eventStore.chainKey])
     registerSecret(secret);
   if (!options.embeddedDatabase && !withKey.database.url)
     throw new ConfigError([`DATABASE_URL: required by ${options.name}; only the all-in-one server embeds PostgreSQL`]);
