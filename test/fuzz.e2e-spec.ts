@@ -46,6 +46,15 @@ const NASTY_STRINGS = [
 ];
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'];
 
+/** Stands in a payload for bytes that are not UTF-8 at all (a lone continuation byte, 0xff). */
+const INVALID_UTF8 = '\u0001not-utf8\u0001';
+const bytesOf = (json: Json): Buffer =>
+  Buffer.concat(
+    json
+      .split(INVALID_UTF8)
+      .flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([0x80, 0xff]), Buffer.from(part)])),
+  );
+
 const deep = (depth: number, array: boolean): Json =>
   array ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
@@ -87,6 +96,7 @@ function arbitraries(conversationId: () => string) {
     const malformed = fc.oneof(
       fc.string(),
       fc.constantFrom('{', '{"a":', '{"a":1,}', "{'a':1}", '[1,2', 'undefined', 'NaN', '{"a":1}{"b":2}', '\u0000{}'),
+      fc.constantFrom(`{"content":"${INVALID_UTF8}"}`, `${INVALID_UTF8}{}`, `{"${INVALID_UTF8}":1}`),
       object.map((json) => json.slice(0, -1)),
     );
     return fc.oneof(
@@ -169,6 +179,14 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
       }
     });
     const carriesBody = route.method === 'post' || route.method === 'put';
+    // A command's commandId goes where HTTP carries it: the Idempotency-Key header.
+    const key = op.kind === 'command' && typeof fields.commandId === 'string' ? fields.commandId : undefined;
+    let body: Json | Buffer = json;
+    if (key !== undefined) {
+      delete rest.commandId;
+      body = stringifyOrNot(rest);
+    }
+    const idempotency = key !== undefined && /^[\x20-\x7e]*$/.test(key) ? { 'idempotency-key': key } : {};
     let url = parley.url + path;
     if (!carriesBody) {
       const query = new URLSearchParams();
@@ -181,8 +199,9 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
         headers: {
           authorization: `Bearer ${ADMIN_KEY}`,
           ...(carriesBody ? { 'content-type': 'application/json' } : {}),
+          ...idempotency,
         },
-        body: carriesBody ? json : undefined,
+        body: carriesBody ? bytesOf(body) : undefined,
       });
     // A keep-alive socket the server closed after refusing an earlier body (413) fails the next
     // request before it is sent: that one request is sent again, on a new socket.
@@ -205,7 +224,7 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
     const h = headers();
     h.set('authorization', `Bearer ${ADMIN_KEY}`);
     const subject = `${parley.config.prefix}.${op.kind === 'command' ? 'cmd' : 'qry'}.${op.name}`;
-    const data = Buffer.from(json);
+    const data = bytesOf(json);
     if (data.length > nc.info!.max_payload) return { status: 413, code: 'PAYLOAD_TOO_LARGE' };
     const msg = await nc.request(subject, data, { headers: h, timeout: 20_000 });
     const reply = JSON.parse(msg.string()) as { error?: { code: keyof typeof ERROR_STATUS } };
