@@ -129,12 +129,12 @@ function stringifyOrNot(value: unknown): string {
 }
 
 /** A failure report that names the operation and the door, with the payload cut to a readable length. */
-function report(details: fc.RunDetails<[{ op: Operation; door: 'http' | 'nats'; json: Json }]>): void {
+function report<T extends { op: Operation; door: string; as: string; json: Json }>(details: fc.RunDetails<[T]>): void {
   if (!details.failed || !details.counterexample) return;
-  const [{ op, door, json }] = details.counterexample;
+  const [{ op, door, as, json }] = details.counterexample;
   const shown = json.length > 400 ? `${json.slice(0, 400)}… (${json.length} characters)` : json;
   throw new Error(
-    `${op.name} over ${door} failed (seed ${details.seed}, path ${details.counterexamplePath}): ${shown}\n${String(details.errorInstance)} ${String((details.errorInstance as Error | undefined)?.cause ?? '')}`,
+    `${op.name} over ${door} as ${as} failed (seed ${details.seed}, path ${details.counterexamplePath}): ${shown}\n${String(details.errorInstance)} ${String((details.errorInstance as Error | undefined)?.cause ?? '')}`,
   );
 }
 
@@ -143,6 +143,16 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
   let store: EventStore;
   let nc: NatsConnection;
   let conversationId: string;
+  let clientKey: string;
+
+  /** Who sends: the admin, a client that owns nothing, nobody, or an unsigned (alg none) JWT. */
+  type Caller = 'admin' | 'client' | 'none' | 'garbage';
+  const authorization = (as: Caller): Record<string, string> =>
+    as === 'none'
+      ? {}
+      : {
+          authorization: `Bearer ${as === 'admin' ? ADMIN_KEY : as === 'client' ? clientKey : 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.'}`,
+        };
 
   beforeAll(async () => {
     parley = await startParley('fuzz', { RATE_LIMIT_PER_MINUTE: '10000000', MAX_RUNNING_TURNS_PER_SUBJECT: '1000' });
@@ -150,6 +160,8 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
     nc = await connect({ servers: parley.config.nats.url! });
     const started = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
     conversationId = started.body.conversationId as string;
+    const key = await parley.call('POST', '/api/v1/keys', { subject: 'fuzz-client', roles: ['client'] });
+    clientKey = key.body.key as string;
   }, 60_000);
   afterAll(async () => {
     await nc?.close();
@@ -169,7 +181,7 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
   }
 
   /** Over HTTP: the path parameters from the payload when it has them as strings, the rest as body or query. */
-  async function overHttp(op: Operation, json: Json): Promise<{ status: number; code?: string }> {
+  async function overHttp(op: Operation, json: Json, as: Caller): Promise<{ status: number; code?: string }> {
     const route = op.http!;
     let fields: Record<string, unknown> = {};
     try {
@@ -207,7 +219,7 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
       fetch(url, {
         method: route.method.toUpperCase(),
         headers: {
-          authorization: `Bearer ${ADMIN_KEY}`,
+          ...authorization(as),
           ...(carriesBody ? { 'content-type': 'application/json' } : {}),
           ...idempotency,
         },
@@ -230,9 +242,9 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
   }
 
   /** Over NATS: the payload as the message, the credential in the header; a refusal's status is its code's. */
-  async function overNats(op: Operation, json: Json): Promise<{ status: number; code?: string }> {
+  async function overNats(op: Operation, json: Json, as: Caller): Promise<{ status: number; code?: string }> {
     const h = headers();
-    h.set('authorization', `Bearer ${ADMIN_KEY}`);
+    for (const [name, credential] of Object.entries(authorization(as))) h.set(name, credential);
     const subject = `${parley.config.prefix}.${op.kind === 'command' ? 'cmd' : 'qry'}.${op.name}`;
     const data = bytesOf(json);
     if (data.length > nc.info!.max_payload) return { status: 413, code: 'PAYLOAD_TOO_LARGE' };
@@ -245,15 +257,20 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
     'answers every input below 500 and appends nothing for a refused one',
     async () => {
       const { payload } = arbitraries(() => conversationId);
-      const sample = fc
-        .constantFrom(...OPERATIONS)
-        .chain((op) => fc.record({ op: fc.constant(op), door: fc.constantFrom('http', 'nats'), json: payload(op) }));
+      const sample = fc.constantFrom(...OPERATIONS).chain((op) =>
+        fc.record({
+          op: fc.constant(op),
+          door: fc.constantFrom('http', 'nats'),
+          as: fc.constantFrom<Caller>('admin', 'admin', 'admin', 'client', 'none', 'garbage'),
+          json: payload(op),
+        }),
+      );
       const rssBefore = process.memoryUsage().rss;
       let head = await settledHead();
       await fc.assert(
-        fc.asyncProperty(sample, async ({ op, door, json }) => {
-          const answer = door === 'http' && op.http ? await overHttp(op, json) : await overNats(op, json);
-          const where = `${op.name} over ${door}: ${answer.status} ${answer.code ?? ''}`;
+        fc.asyncProperty(sample, async ({ op, door, as, json }) => {
+          const answer = door === 'http' && op.http ? await overHttp(op, json, as) : await overNats(op, json, as);
+          const where = `${op.name} over ${door} as ${as}: ${answer.status} ${answer.code ?? ''}`;
           expect({ where, serverError: answer.status >= 500 }).toEqual({ where, serverError: false });
           if (answer.status >= 400) expect({ where, head: await store.headPosition() }).toEqual({ where, head });
           else head = await settledHead();
