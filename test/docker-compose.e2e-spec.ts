@@ -39,9 +39,11 @@ describe('docker-compose.yml', () => {
     const env = (name: string) => compose.services[name].environment as Record<string, string>;
     expect(env('postgres').POSTGRES_PASSWORD).toBe('${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}');
     expect(env('parley').REDIS_URL).toContain(':${REDIS_PASSWORD:?');
-    expect(env('parley').NATS_PASSWORD).toMatch(/^\$\{NATS_PASSWORD:\?/);
+    expect(env('parley').NATS_PASSWORD).toMatch(/^\$\{PARLEY_NATS_PASSWORD:\?/);
+    expect(env('nats').PARLEY_NATS_PASSWORD).toMatch(/^\$\{PARLEY_NATS_PASSWORD:\?/);
     expect(compose.services.redis.command).toEqual(expect.arrayContaining(['--requirepass']));
-    expect(compose.services.nats.command).toEqual(expect.arrayContaining(['--user', '--pass']));
+    expect(compose.services.nats.command).toEqual(expect.arrayContaining(['-c', '/etc/nats/nats-server.conf']));
+    expect(text).toContain('./deploy/nats/nats-server.conf:/etc/nats/nats-server.conf:ro');
     expect(env('grafana').GF_AUTH_ANONYMOUS_ENABLED).toBe('false');
     expect(env('grafana').GF_SECURITY_ADMIN_PASSWORD).toMatch(/^\$\{GRAFANA_ADMIN_PASSWORD:\?/);
     for (const variable of text.matchAll(/\$\{(\w+):\?/g))
