@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     PARLEY_ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
   });
   // The read side alone, as a projector and a query API run it: no turn worker in the process. The
   // scripts below look like turns in progress, and a worker would rightly take them over (the turn

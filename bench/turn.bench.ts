@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     PARLEY_ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));

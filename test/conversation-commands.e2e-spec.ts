@@ -185,11 +185,40 @@ describe('conversation commands: idempotency, races, kill and bad input', () => 
         400,
         'VALIDATION_FAILED',
       ],
-    ])('%s', async (_name, body, status, code) => {
+      ...[
+        'file:///etc/passwd',
+        'http://169.254.169.254/latest/meta-data/',
+        'https://169.254.169.254/latest/meta-data/',
+        'https://[::ffff:169.254.169.254]/latest/meta-data/',
+        'https://10.0.0.7/internal.png',
+        'https://localhost/admin.png',
+      ].map((url) => [
+        `an attachment URL ${url}`,
+        { content: 'hi', attachments: [{ mediaType: 'image/png', url }] },
+        400,
+        'VALIDATION_FAILED',
+      ]),
+    ] as [string, object, number, string][])('%s', async (_name, body, status, code) => {
       const before = await count(id);
       const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, body);
       expect(res.status).toBe(status);
       expect(res.body.error.code).toBe(code);
+      expect(await count(id)).toBe(before);
+    });
+
+    it('names the attachment whose URL is refused, and why', async () => {
+      const before = await count(id);
+      const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, {
+        content: 'hi',
+        attachments: [
+          { mediaType: 'image/png', url: 'https://93.184.215.14/fine.png' },
+          { mediaType: 'image/png', url: 'https://169.254.169.254/latest/meta-data/' },
+        ],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.problems).toEqual([
+        { path: 'attachments.1.url', message: expect.stringMatching(/private, loopback or link-local address/) },
+      ]);
       expect(await count(id)).toBe(before);
     });
 

@@ -59,7 +59,9 @@ describe('MCP tools inside a conversation (real server-everything, nothing mocke
       startEverythingHttp('streamableHttp', ports.sh),
       startEverythingHttp('sse', ports.se),
     ]);
-    parley = await startParley('mcp_in_conv', {}, (url) => catalog(url, ports));
+    parley = await startParley('mcp_in_conv', { MCP_STDIO_COMMANDS: `node ${EVERYTHING_BIN} stdio` }, (url) =>
+      catalog(url, ports),
+    );
     store = parley.app.get(EVENT_STORE);
   }, 60_000);
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { byConversation } from '@parley/read-models';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { z } from 'zod';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
 
 type Operation = {
   operationId: string;
@@ -138,14 +138,69 @@ describe('the OpenAPI document at /docs-json', () => {
     }
   });
 
-  it('serves Swagger UI at /docs, pointed at the document', async () => {
+  it('serves Swagger UI at /docs, pointed at the document, with every script allowed by its CSP', async () => {
     const page = await fetch(`${parley.url}/docs`);
     expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toContain("url: '/docs-json'");
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('upgrade-insecure-requests');
+    const html = await page.text();
+    // The CSP allows no inline script: every script of the page is a same-origin file that loads.
+    const scripts = [...html.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
+    expect(scripts.length).toBe(2);
+    for (const [, attributes, body] of scripts) {
+      expect(body.trim()).toBe('');
+      const src = /src="(\/docs\/[^"]+)"/.exec(attributes)?.[1];
+      expect(src).toBeDefined();
+      const file = await fetch(`${parley.url}${src}`);
+      expect([src, file.status, file.headers.get('content-type')]).toEqual([
+        src,
+        200,
+        'application/javascript; charset=utf-8',
+      ]);
+    }
+    for (const [tag, path] of [...html.matchAll(/<link[^>]*href="(\/docs\/[^"]+)"/g)])
+      expect([tag, (await fetch(`${parley.url}${path}`)).status]).toEqual([tag, 200]);
+    const init = await (await fetch(`${parley.url}/docs/swagger-init.js`)).text();
+    expect(init).toContain("url: '/docs-json'");
     const bundle = await fetch(`${parley.url}/docs/swagger-ui-bundle.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.text()).length).toBeGreaterThan(100_000);
     const other = await fetch(`${parley.url}/docs/..%2Fpackage.json`);
     expect(other.status).toBe(404);
+  });
+
+  it('keeps the credential typed into /docs in the page only: nothing persists it to localStorage', async () => {
+    const init = await (await fetch(`${parley.url}/docs/swagger-init.js`)).text();
+    expect(init).toContain('persistAuthorization: false');
+    expect(init).not.toContain('persistAuthorization: true');
+    expect(init).toContain("localStorage.removeItem('authorized')");
+  });
+
+  it('sends security headers on every response: API, errors and /docs', async () => {
+    for (const [path, status] of [
+      ['/health', 200],
+      ['/api/v1/actions', 200],
+      ['/api/v1/nope', 404],
+      ['/docs', 200],
+    ] as const) {
+      const res = await fetch(`${parley.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      expect([path, res.status]).toEqual([path, status]);
+      expect({
+        path,
+        nosniff: res.headers.get('x-content-type-options'),
+        frame: res.headers.get('x-frame-options'),
+        hsts: res.headers.get('strict-transport-security'),
+        referrer: res.headers.get('referrer-policy'),
+        csp: res.headers.get('content-security-policy')?.includes("frame-ancestors 'self'"),
+      }).toEqual({
+        path,
+        nosniff: 'nosniff',
+        frame: 'SAMEORIGIN',
+        hsts: expect.stringContaining('max-age='),
+        referrer: 'no-referrer',
+        csp: true,
+      });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { streamIdOf } from '@parley/domain';
 import { EVENT_STORE, maxPosition, type EventStore } from '@parley/event-store';
 import { REDIS, type Redis } from '@parley/platform';
 import { connect, headers, type NatsConnection } from 'nats';
@@ -189,6 +190,40 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
         expect([path, res.status]).toEqual([path, 200]);
         await res.text();
       }
+    });
+
+    it('refuses a start whose metadata is over METADATA_MAX_BYTES with VALIDATION_FAILED, over HTTP and NATS, and records nothing', async () => {
+      const limit = parley.config.eventStore.maxMetadataBytes;
+      const metadataOf = (bytes: number) => ({ note: 'x'.repeat(bytes - '{"note":""}'.length) });
+      const store = parley.app.get<EventStore>(EVENT_STORE);
+      const tooLarge = randomUUID();
+      const refused = await parley.call(
+        'POST',
+        '/api/v1/conversations',
+        { agentCode: 'HELPDESK', actionCode: 'CHAT', conversationId: tooLarge, metadata: metadataOf(limit + 1) },
+        bearer(alice),
+      );
+      expect(errorOf(refused)).toEqual([400, 'VALIDATION_FAILED']);
+      expect(refused.body.error.details.problems).toEqual([
+        { path: 'metadata', message: expect.stringContaining(`${limit + 1} bytes`) },
+      ]);
+      const overNats = await natsCall(
+        nc,
+        parley,
+        'cmd.startConversation',
+        { agentCode: 'HELPDESK', actionCode: 'CHAT', conversationId: tooLarge, metadata: metadataOf(limit + 1) },
+        alice,
+      );
+      expect(overNats.error.code).toBe('VALIDATION_FAILED');
+      await expect(store.readStream(streamIdOf(tooLarge))).rejects.toMatchObject({ name: 'StreamNotFound' });
+
+      const atLimit = await parley.call(
+        'POST',
+        '/api/v1/conversations',
+        { agentCode: 'HELPDESK', actionCode: 'CHAT', metadata: metadataOf(limit) },
+        bearer(alice),
+      );
+      expect(atLimit.status).toBe(201);
     });
 
     it('applies the same rules to a NATS command and a NATS query', async () => {

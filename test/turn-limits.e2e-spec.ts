@@ -1,34 +1,64 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { REDIS, type Redis } from '@parley/platform';
+import { createServer, type Server } from 'node:http';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 describe('failures, retries and limits of a turn', () => {
   let parley: ParleyUnderTest;
   let store: EventStore;
+  /** A tool endpoint that answers after five seconds. */
+  let slowTool: Server;
   beforeAll(async () => {
+    slowTool = createServer((_req, res) => void setTimeout(() => res.end('{"late":true}'), 5_000));
+    await new Promise<void>((r) => slowTool.listen(0, '127.0.0.1', r));
+    const toolHost = `127.0.0.1:${(slowTool.address() as { port: number }).port}`;
     parley = await startParley(
       'turn_limits',
-      { LLM_CALL_TIMEOUT_MS: '800', LLM_BREAKER_COOLDOWN_MS: '10', LLM_BREAKER_FAILURES: '100' },
+      {
+        LLM_CALL_TIMEOUT_MS: '800',
+        LLM_BREAKER_COOLDOWN_MS: '10',
+        LLM_BREAKER_FAILURES: '100',
+        TOOL_HTTP_ALLOWED_HOSTS: toolHost,
+      },
       (url) => {
         const bundle = testCatalog(url, { retryCount: 3, maxToolRounds: 2 }) as any;
+        bundle.tools.push({
+          code: 'SLOW_HTTP',
+          description: 'A tool that takes its time.',
+          idempotent: true,
+          config: { kind: 'http', url: `http://${toolHost}/slow` },
+        });
         bundle.configurations.push(
           { code: 'TINY', description: 'Tiny budgets', tokenSizeMax: 64, llmRetryCount: 1, maxTotalTokens: 50 },
           { code: 'PRMT', description: 'Prompt budget', tokenSizeMax: 64, maxPromptTokens: 5 },
           { code: 'CMPL', description: 'Completion budget', tokenSizeMax: 64, maxCompletionTokens: 30 },
           { code: 'FAST', description: 'Short turn', tokenSizeMax: 64, llmRetryCount: 3, turnTimeoutMs: 1000 },
+          { code: 'LONG', description: 'Long turn', tokenSizeMax: 64, turnTimeoutMs: 900_000 },
         );
         const act = (code: string, configuration: string) => ({
           ...bundle.actions[1],
           code,
           llmConfiguration: configuration,
         });
-        bundle.actions.push(act('TOKENS', 'TINY'), act('PROMPT', 'PRMT'), act('SLOW', 'FAST'), act('REPLIES', 'CMPL'));
+        bundle.actions.push(
+          act('TOKENS', 'TINY'),
+          act('PROMPT', 'PRMT'),
+          act('SLOW', 'FAST'),
+          act('REPLIES', 'CMPL'),
+          act('LONGTURN', 'LONG'),
+          { ...act('SLOWTOOL', 'FAST'), tools: ['SLOW_HTTP'] },
+        );
         return bundle;
       },
     );
     store = parley.app.get(EVENT_STORE);
   });
-  afterAll(() => parley.close());
+  afterAll(async () => {
+    await parley.close();
+    slowTool.closeAllConnections();
+    await new Promise((r) => slowTool.close(r));
+  });
   beforeEach(() => parley.simulator.reset());
 
   const send = async (actionCode: string, content = 'hello') => {
@@ -191,5 +221,94 @@ describe('failures, retries and limits of a turn', () => {
     const completed = (await eventsOf(id)).find((e) => e.type === 'ToolCallCompleted')!.data as any;
     expect(completed.truncated).toBe(false);
     expect(Buffer.byteLength(completed.output)).toBeLessThanOrEqual(parley.config.turn.maxToolOutputBytes);
+  });
+
+  it('runs at most MAX_TOOL_CALLS_PER_REPLY calls of a reply asking for 200, refusing the rest as data', async () => {
+    const calls = Array.from({ length: 200 }, (_, i) => ({ name: 'ORDER_STATUS', arguments: { orderId: `M-${i}` } }));
+    parley.simulator.script([
+      { when: { noToolResult: true }, reply: { toolCalls: calls } },
+      { reply: { text: 'Done.' } },
+    ]);
+    const started = Date.now();
+    const { id, res } = await send('ANSWER', 'check them all');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'Done.' });
+    expect(Date.now() - started).toBeLessThan(parley.config.turn.timeoutMs);
+    const events = await eventsOf(id);
+    const cap = parley.config.turn.maxToolCallsPerReply;
+    expect(cap).toBe(32);
+    expect(events.filter((e) => e.type === 'ToolCallCompleted')).toHaveLength(cap);
+    const refused = events.filter((e) => e.type === 'ToolCallFailed').map((e) => e.data as any);
+    expect(refused).toHaveLength(200 - cap);
+    expect(refused.every((f) => f.refused === true && f.code === 'NOT_ALLOWED')).toBe(true);
+    expect(refused[0].message).toMatch(/asked for 200 tool calls and at most 32 run per reply/);
+    // The model gets a result for every call it made, the refusals included.
+    const second = parley.simulator.requests[1].body!.messages;
+    expect(second.filter((m) => m.role === 'tool')).toHaveLength(200);
+    expect(parley.simulator.requests).toHaveLength(2);
+  });
+
+  it('gives a slow tool near the deadline only the time left of the turn', async () => {
+    parley.simulator.script([
+      { when: { noToolResult: true }, reply: { toolCalls: [{ name: 'SLOW_HTTP', arguments: {} }] } },
+      { reply: { text: 'never asked' } },
+    ]);
+    const started = Date.now();
+    const { id, res } = await send('SLOWTOOL', 'wait for it');
+    // The turn's budget is 1 s; the tool's own timeout (30 s) and its 5 s answer do not stretch it.
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'LLM_LIMIT_EXCEEDED' } });
+    const failed = (await eventsOf(id)).find((e) => e.type === 'ToolCallFailed')!.data as any;
+    expect(failed.code).toBe('TIMEOUT');
+    expect(Number(/within (\d+) ms/.exec(failed.message)![1])).toBeLessThan(1_000);
+    expect(parley.simulator.requests).toHaveLength(1);
+  });
+
+  it('keeps the calls of one turn apart when the model repeats an id, and sends the model its own ids back', async () => {
+    parley.simulator.script([
+      {
+        when: { callCount: 1 },
+        reply: { toolCalls: [{ id: 'call_1', name: 'ORDER_STATUS', arguments: { orderId: 'A-1' } }] },
+      },
+      {
+        when: { callCount: 2 },
+        reply: { toolCalls: [{ id: 'call_1', name: 'ORDER_STATUS', arguments: { orderId: 'B-2' } }] },
+      },
+      { reply: { text: 'Both found.' } },
+    ]);
+    const { id, res } = await send('CANCEL', 'two orders');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'Both found.' });
+    const completed = (await eventsOf(id)).filter((e) => e.type === 'ToolCallCompleted').map((e) => e.data as any);
+    expect(completed.map((c) => JSON.parse(c.output).orderId)).toEqual(['A-1', 'B-2']);
+    expect(new Set(completed.map((c) => c.toolCallId)).size).toBe(2);
+    const third = parley.simulator.requests[2].body!.messages;
+    expect(third.filter((m) => m.role === 'assistant').map((m) => m.tool_calls?.map((t) => t.id))).toEqual([
+      ['call_1'],
+      ['call_1'],
+    ]);
+    expect(
+      third.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(String(m.content)).orderId]),
+    ).toEqual([
+      ['call_1', 'A-1'],
+      ['call_1', 'B-2'],
+    ]);
+  });
+
+  it("keeps a turn's slot for as long as its configuration gives the turn, past TURN_TIMEOUT_MS", async () => {
+    parley.simulator.script([{ reply: { hang: true } }]);
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'LONGTURN' }))
+      .body.conversationId as string;
+    await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'take long', wait: false });
+    const redis = parley.app.get<Redis>(REDIS);
+    const [key] = await redis.keys(`${parley.config.prefix}:turn-slots:*`);
+    const expiresIn = async () => Number((await redis.zscore(key, id)) ?? Date.now()) - Date.now();
+    // Taken for TURN_TIMEOUT_MS (300 s) and a minute; the running turn holds it for its 900 s.
+    let longest = await expiresIn();
+    const until = Date.now() + 2_000;
+    while (longest < 900_000 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      longest = Math.max(longest, await expiresIn());
+    }
+    expect(longest).toBeGreaterThan(900_000);
+    await parley.call('POST', `/api/v1/conversations/${id}/kill`, { reason: 'done' });
   });
 });

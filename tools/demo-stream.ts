@@ -1,4 +1,4 @@
-import { streamConversation } from '@parley/transport';
+import { StreamHub, streamConversation } from '@parley/transport';
 import type { DemoStack } from './demo-stack';
 
 export interface Frame {
@@ -54,11 +54,22 @@ export async function follow(
     return 'sse';
   }
   await res.body?.cancel();
-  void streamConversation(conversationId, -1, { write: (c) => parser.feed(c) }, signal, {
+  const hub = new StreamHub({ store: stack.store, pollMs: 200, maxPerSubject: 1, maxTotal: 1 });
+  const seat = hub.open('demo', conversationId);
+  const sink = {
+    write: (c: string) => {
+      parser.feed(c);
+      return true;
+    },
+    drained: async () => undefined,
+  };
+  void streamConversation(conversationId, -1, sink, signal, {
     store: stack.store,
     live: stack.live,
-    pollMs: 200,
+    seat,
     heartbeatMs: 15_000,
-  }).catch(() => undefined);
+  })
+    .catch(() => undefined)
+    .finally(() => seat.release());
   return 'in-process';
 }

@@ -7,11 +7,8 @@ import { ApiKeysService } from './api-keys/api-keys.service';
 import { KeysHttpController } from './api-keys/keys.http.controller';
 import { Authenticator } from './authenticator';
 import { AuthGuard } from './http/auth.guard';
-import { SubjectRateLimiter } from './limits/rate-limiter';
-import { TurnSlots } from './limits/turn-slots';
-
-// A turn never outlives TURN_TIMEOUT_MS; a minute more covers a worker that is slow to release.
-const SLOT_GRACE_MS = 60_000;
+import { ADDRESS_RATE_LIMITER, SubjectRateLimiter } from './limits/rate-limiter';
+import { SLOT_GRACE_MS, TurnSlots } from './limits/turn-slots';
 
 class AuthWarnings implements OnApplicationBootstrap {
   constructor(@Inject(CONFIG) private readonly config: Config) {}
@@ -24,7 +21,7 @@ class AuthWarnings implements OnApplicationBootstrap {
 
 /**
  * Authentication (API keys, bootstrap admin key, JWT), the global AuthGuard, /api/v1/keys, the
- * per-subject rate limit and the running-turn cap. Needs PG_POOL (DatabaseModule) and REDIS
+ * per-address and per-subject rate limits and the running-turn cap. Needs PG_POOL (DatabaseModule) and REDIS
  * (RedisModule; null falls back to per-process limits).
  */
 @Global()
@@ -46,6 +43,17 @@ class AuthWarnings implements OnApplicationBootstrap {
         new SubjectRateLimiter({ redis, prefix: config.prefix, perMinute: config.limits.rateLimitPerMinute }),
     },
     {
+      // In memory: a flood guard per process needs no Redis round trip before every request.
+      provide: ADDRESS_RATE_LIMITER,
+      inject: [CONFIG],
+      useFactory: (config: Config) =>
+        new SubjectRateLimiter({
+          redis: null,
+          prefix: `${config.prefix}:address`,
+          perMinute: config.limits.rateLimitPerIpPerMinute,
+        }),
+    },
+    {
       provide: TurnSlots,
       inject: [CONFIG, REDIS],
       useFactory: (config: Config, redis: Redis | null) =>
@@ -53,6 +61,7 @@ class AuthWarnings implements OnApplicationBootstrap {
           redis,
           prefix: config.prefix,
           maxPerSubject: config.limits.maxRunningTurnsPerSubject,
+          // A turn with a longer budget of its own extends its slot when it runs (TurnRunner).
           ttlMs: config.turn.timeoutMs + SLOT_GRACE_MS,
         }),
     },

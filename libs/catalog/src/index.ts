@@ -6,3 +6,4 @@ export { CatalogQueries } from './queries/catalog-queries';
 export { SnapshotResolver } from './snapshot/snapshot-resolver';
 export { ProviderCredentials } from './runtime/provider-credentials';
 export { registerCatalogCommands } from './cli/catalog.commands';
+export { SecretCipher } from './secrets/secret-cipher';

@@ -65,6 +65,12 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: int(10, 1).describe(
     "Connections of a process's `pg` pool; TypeORM's pool gets half as many (at least 2). Always 1 on the embedded database.",
   ),
+  DATABASE_ACQUIRE_TIMEOUT_MS: int(5_000, 100).describe(
+    'Longest a request waits for a free connection of the `pg` pool; then it is answered 503 `SERVICE_UNAVAILABLE` instead of hanging.',
+  ),
+  DATABASE_STATEMENT_TIMEOUT_MS: int(30_000, 100).describe(
+    "PostgreSQL's `statement_timeout` on the pool's connections: a statement running longer is cancelled (503 `SERVICE_UNAVAILABLE`). Migrations run without it.",
+  ),
   PARLEY_DATA_DIR: z
     .string()
     .min(1)
@@ -78,6 +84,37 @@ export const envSchema = z.object({
   NATS_URL: url(['nats', 'tls']).describe(
     'NATS (`nats://` or `tls://`) for the NATS front door, live deltas, emitter tools and integration events (JetStream). Unset: NATS is off.',
   ),
+  NATS_USER: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Parley's NATS user, with `NATS_PASSWORD` (instead of `user:password@` in `NATS_URL`). See `deploy/nats/nats-server.conf`.",
+    ),
+  NATS_PASSWORD: z.string().min(1).optional().describe('Password of `NATS_USER`.'),
+  NATS_NKEY_SEED: z
+    .string()
+    .regex(/^SU[A-Z2-7]{56}$/, { message: 'expected an NKey user seed (SU…, 58 characters)' })
+    .optional()
+    .describe("Parley's NATS NKey user seed (`SU…`): the server knows the user by its public key."),
+  NATS_CREDS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Path of Parley's NATS credentials file (`.creds`: user JWT and NKey seed) for a server in operator mode.",
+    ),
+  NATS_TLS_CA: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Path of the PEM CA bundle that NATS's server certificate must chain to. Set: TLS is required."),
+  NATS_TLS_CERT: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Path of Parley's PEM client certificate for NATS (mutual TLS), with `NATS_TLS_KEY`."),
+  NATS_TLS_KEY: z.string().min(1).optional().describe('Path of the PEM private key of `NATS_TLS_CERT`.'),
   EVENTSTORE_URL: url(['esdb', 'kurrentdb', 'esdb+discover', 'kurrentdb+discover', 'kurrent']).describe(
     'KurrentDB or EventStoreDB connection string (`esdb://`, `kurrentdb://`, …). Set: events are stored there instead of in PostgreSQL; checkpoints stay in PostgreSQL.',
   ),
@@ -154,13 +191,43 @@ export const envSchema = z.object({
     'Longest message a caller may send, in characters (413 `PAYLOAD_TOO_LARGE`).',
   ),
   MAX_ATTACHMENTS: int(10, 0).describe('Most attachments on one message (413 `PAYLOAD_TOO_LARGE`).'),
+  ATTACHMENT_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .describe(
+      'Comma-separated hosts that attachment URLs may name even though they are (or resolve to) private, loopback or link-local addresses: `host`, `*.domain`, optional `:port`. Only `https:` and `data:` attachment URLs are accepted at all.',
+    ),
   RATE_LIMIT_PER_MINUTE: int(600, 1).describe(
     'Requests per minute per subject, HTTP and NATS together; over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  RATE_LIMIT_PER_IP_PER_MINUTE: int(1200, 1).describe(
+    'HTTP requests per minute per client address and process, counted before the credential is checked (public routes included); over it: 429 `RATE_LIMITED` with `Retry-After`.',
+  ),
+  HTTP_TRUST_PROXY: bool(false).describe(
+    '`true` behind a reverse proxy or load balancer: the client address (for `RATE_LIMIT_PER_IP_PER_MINUTE`) is read from `X-Forwarded-For`. Leave `false` when clients connect directly, or they can choose their address.',
+  ),
+  MAX_WAIT_MS: int(30_000, 0).describe(
+    'Longest a command sent with `wait` holds its request open (its `timeoutMs` and the turn timeout are cut to this); then it answers 202 and the turn goes on.',
+  ),
+  SSE_MAX_STREAMS_PER_SUBJECT: int(10, 1).describe(
+    'Open SSE streams one subject may hold per process; one more is answered 429 `RATE_LIMITED`.',
+  ),
+  SSE_MAX_STREAMS: int(1000, 1).describe(
+    'Open SSE streams per process, all subjects together; one more is answered 429 `RATE_LIMITED`.',
+  ),
+  SSE_MAX_BUFFERED_BYTES: int(1_048_576, 1024).describe(
+    'Bytes an SSE stream may have waiting for a client that does not read; past it the stream is dropped.',
+  ),
+  SSE_CREDENTIAL_CHECK_MS: int(30_000, 50).describe(
+    "How often an open SSE stream checks its caller's credential again; a revoked key or an expired JWT ends the stream.",
   ),
   MAX_RUNNING_TURNS_PER_SUBJECT: int(20, 1).describe(
     'Turns one subject may have running at once; a command that would start one more is answered 429 `RATE_LIMITED`.',
   ),
 
+  METADATA_MAX_BYTES: int(16_384, 2).describe(
+    'Largest `metadata` of a new conversation, as JSON; a larger one is refused with `VALIDATION_FAILED`.',
+  ),
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
   ),
@@ -182,6 +249,9 @@ export const envSchema = z.object({
   DEFAULT_MODEL_NAME: z.string().min(1).optional().describe('Reserved: checked at start, but nothing reads it yet.'),
   MAX_TOOL_STEPS: int(10, 1).describe(
     "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. A configuration's `maxToolRounds` overrides it.",
+  ),
+  MAX_TOOL_CALLS_PER_REPLY: int(32, 1).describe(
+    'Tool calls run from one model reply; each further call is not run and gets a result saying so (`NOT_ALLOWED`), and the turn goes on.',
   ),
   MAX_PROMPT_TOKENS: optionalInt().describe(
     "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget. A configuration may override it.",
@@ -232,6 +302,24 @@ export const envSchema = z.object({
     .default('')
     .describe(
       'Comma-separated hosts that HTTP tools may call, checked on every redirect too: `host`, `*.domain`, optional `:port`. Empty: no HTTP tool may run.',
+    ),
+  LLM_PROVIDER_ALLOWED_HOSTS: z
+    .string()
+    .default('api.openai.com,*.openai.azure.com,127.0.0.1,localhost')
+    .describe(
+      "Comma-separated hosts a provider's `baseUrl` may name (`host`, `*.domain`, optional `:port`), checked when the catalog is changed and before each call. The default allows OpenAI, Azure OpenAI and this machine (the simulator); narrow it in production.",
+    ),
+  MCP_HTTP_ALLOWED_HOSTS: z
+    .string()
+    .default('127.0.0.1,localhost')
+    .describe(
+      "Comma-separated hosts an MCP client's `mcpConnectionUrl` may name (`host`, `*.domain`, optional `:port`), checked when the catalog is changed and before connecting. Empty: no streamable-HTTP or SSE MCP client may connect.",
+    ),
+  MCP_STDIO_COMMANDS: z
+    .string()
+    .default('npx @modelcontextprotocol/server-everything')
+    .describe(
+      "Comma-separated command lines a stdio MCP client may run: a client's `command` followed by its `args` must begin with one of them word for word (`node /opt/mcp/server.js`, `npx @scope/server`). Checked when the catalog is changed and again before spawning. Empty: no stdio MCP client may run. The default runs only the demo's server-everything.",
     ),
 
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).describe(

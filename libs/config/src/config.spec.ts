@@ -53,6 +53,31 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/PARLEY_ENCRYPTION_KEY: required in production/);
   });
 
+  it('takes one complete way to authenticate to NATS, and a client certificate with its key', () => {
+    expect(loadConfig({ NATS_URL: 'nats://n:4222', NATS_USER: 'parley', NATS_PASSWORD: 'pw' }).nats).toMatchObject({
+      user: 'parley',
+      password: 'pw',
+    });
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ NATS_URL: 'nats://u:p@n:4222', NATS_CREDS: '/run/parley.creds' })).toEqual([
+      'NATS_USER: set one way to authenticate to NATS, not user:password in NATS_URL and NATS_CREDS',
+    ]);
+    expect(problems({ NATS_USER: 'parley' })).toEqual(['NATS_PASSWORD: required with NATS_USER (it is not set)']);
+    expect(problems({ NATS_TLS_CERT: '/run/cert.pem' })).toEqual([
+      'NATS_TLS_KEY: NATS_TLS_CERT and NATS_TLS_KEY go together (one is not set)',
+    ]);
+    expect(problems({ NATS_NKEY_SEED: 'SUnot-a-seed' })).toEqual([
+      'NATS_NKEY_SEED: expected an NKey user seed (SU…, 58 characters) (got "***")',
+    ]);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ NATS_URL: '  ', PORT: '' }).nats.url).toBeNull();
   });

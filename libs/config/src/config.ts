@@ -11,23 +11,41 @@ const splitList = (value: string): string[] =>
 function toConfig(env: Env) {
   return {
     env: env.NODE_ENV,
-    http: { port: env.PORT, host: env.HOST, bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES },
+    http: {
+      port: env.PORT,
+      host: env.HOST,
+      bodyLimitBytes: env.HTTP_BODY_LIMIT_BYTES,
+      /** Read the client address from X-Forwarded-For (behind a proxy). */
+      trustProxy: env.HTTP_TRUST_PROXY,
+    },
     log: { level: env.LOG_LEVEL },
     database: {
       /** null means: run the embedded PostgreSQL (PGlite) under `dataDir`. */
       url: env.DATABASE_URL ?? null,
       poolSize: env.DATABASE_POOL_SIZE,
+      /** How long a query waits for a pool connection, and PostgreSQL's statement_timeout. */
+      acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       dataDir: env.PARLEY_DATA_DIR,
     },
     /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
     /** A job held longer than lockMs by a dead worker is given to another worker. */
     redis: { url: env.REDIS_URL ?? null, queueLockMs: env.QUEUE_LOCK_MS },
     /** null means: NATS is off. */
-    nats: { url: env.NATS_URL ?? null, maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES },
+    nats: {
+      url: env.NATS_URL ?? null,
+      maxPayloadBytes: env.NATS_MAX_PAYLOAD_BYTES,
+      user: env.NATS_USER ?? null,
+      password: env.NATS_PASSWORD ?? null,
+      nkeySeed: env.NATS_NKEY_SEED ?? null,
+      credsFile: env.NATS_CREDS ?? null,
+      tls: { caFile: env.NATS_TLS_CA ?? null, certFile: env.NATS_TLS_CERT ?? null, keyFile: env.NATS_TLS_KEY ?? null },
+    },
     eventStore: {
       /** set: the KurrentDB adapter is used instead of PostgreSQL. */
       kurrentUrl: env.EVENTSTORE_URL ?? null,
       maxEventBytes: env.EVENT_MAX_BYTES,
+      maxMetadataBytes: env.METADATA_MAX_BYTES,
       pollMs: env.SUBSCRIPTION_POLL_MS,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
@@ -56,8 +74,18 @@ function toConfig(env: Env) {
     limits: {
       maxMessageChars: env.MAX_MESSAGE_CHARS,
       maxAttachments: env.MAX_ATTACHMENTS,
+      attachmentAllowedHosts: splitList(env.ATTACHMENT_ALLOWED_HOSTS),
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
       maxRunningTurnsPerSubject: env.MAX_RUNNING_TURNS_PER_SUBJECT,
+      rateLimitPerIpPerMinute: env.RATE_LIMIT_PER_IP_PER_MINUTE,
+      /** The longest a command's `wait` holds its request. */
+      maxWaitMs: env.MAX_WAIT_MS,
+    },
+    sse: {
+      maxStreamsPerSubject: env.SSE_MAX_STREAMS_PER_SUBJECT,
+      maxStreams: env.SSE_MAX_STREAMS,
+      maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES,
+      credentialCheckMs: env.SSE_CREDENTIAL_CHECK_MS,
     },
     llm: {
       defaultModelName: env.DEFAULT_MODEL_NAME ?? null,
@@ -72,6 +100,7 @@ function toConfig(env: Env) {
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
       maxToolSteps: env.MAX_TOOL_STEPS,
+      maxToolCallsPerReply: env.MAX_TOOL_CALLS_PER_REPLY,
       maxPromptTokens: env.MAX_PROMPT_TOKENS ?? null,
       maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? null,
       maxTotalTokens: env.MAX_TOTAL_TOKENS ?? null,
@@ -84,6 +113,12 @@ function toConfig(env: Env) {
       waitPollMs: env.TURN_WAIT_POLL_MS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
+    /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */
+    catalog: {
+      providerAllowedHosts: splitList(env.LLM_PROVIDER_ALLOWED_HOSTS),
+      mcpHttpAllowedHosts: splitList(env.MCP_HTTP_ALLOWED_HOSTS),
+      mcpStdioCommands: splitList(env.MCP_STDIO_COMMANDS),
+    },
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
       serviceName: env.OTEL_SERVICE_NAME,
@@ -119,7 +154,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => describeIssue(i, env)));
-  const problems = [...productionProblems(parsed.data), ...jwtProblems(parsed.data)];
+  const problems = [
+    ...productionProblems(parsed.data),
+    ...jwtProblems(parsed.data),
+    ...natsCredentialProblems(parsed.data),
+  ];
   if (problems.length > 0) throw new ConfigError(problems);
   return toConfig(parsed.data);
 }
@@ -150,4 +189,22 @@ function jwtProblems(env: Env): string[] {
 function jwksUrlAllowed(url: URL, nodeEnv: Env['NODE_ENV']): boolean {
   if (url.protocol === 'https:') return true;
   return nodeEnv !== 'production' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}
+
+/** One way to authenticate to NATS at a time, each complete; a client certificate needs its key. */
+function natsCredentialProblems(env: Env): string[] {
+  const problems: string[] = [];
+  const inUrl = env.NATS_URL ? new URL(env.NATS_URL).username !== '' : false;
+  const ways = [
+    inUrl && 'user:password in NATS_URL',
+    env.NATS_USER && 'NATS_USER',
+    env.NATS_NKEY_SEED && 'NATS_NKEY_SEED',
+    env.NATS_CREDS && 'NATS_CREDS',
+  ].filter((w): w is string => typeof w === 'string');
+  if (ways.length > 1) problems.push(`NATS_USER: set one way to authenticate to NATS, not ${ways.join(' and ')}`);
+  if (env.NATS_USER && !env.NATS_PASSWORD) problems.push('NATS_PASSWORD: required with NATS_USER (it is not set)');
+  if (env.NATS_PASSWORD && !env.NATS_USER) problems.push('NATS_USER: required with NATS_PASSWORD (it is not set)');
+  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY))
+    problems.push('NATS_TLS_KEY: NATS_TLS_CERT and NATS_TLS_KEY go together (one is not set)');
+  return problems;
 }

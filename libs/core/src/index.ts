@@ -16,3 +16,4 @@ export type {
 } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
+export { unstorableText, storableText, withStorableText, unstorableTextProblems } from './text';

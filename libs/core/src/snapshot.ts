@@ -64,6 +64,8 @@ export interface TurnLimits {
   turnTimeoutMs: number;
   maxToolOutputBytes: number;
   questionTimeoutMs: number;
+  /** Tool calls run per model reply; the rest are refused as data. Absent in snapshots recorded before it existed. */
+  maxToolCallsPerReply?: number;
 }
 
 export interface ConversationSnapshot {

@@ -212,6 +212,7 @@ const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemComman
   'RecordModelAttemptFailed',
   'RecordModelReply',
   'GiveUpModelCall',
+  'AbandonTurn',
   'CheckPrompt',
   'StartToolCall',
   'RecordToolOutcome',

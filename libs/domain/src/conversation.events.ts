@@ -9,7 +9,10 @@ import type { ToolRepository } from './tool-repositories';
 export type MessageRole = 'SY' | 'US' | 'AS' | 'TO' | 'QU';
 
 export interface ToolCallRef {
+  /** Unique within the conversation: the model's own id unless that one was taken already. */
   id: string;
+  /** The id the model gave the call, when `id` had to differ from it: sent back to the provider. */
+  providerId?: string;
   name: string;
   /** The raw JSON text the model produced. */
   arguments: string;
@@ -135,6 +138,8 @@ export type ToolCallFailed = Event<
     code: ToolErrorCode;
     message: string;
     durationMs: number;
+    /** Never run: past the reply's tool-call cap. Not a failure of the tool, so not counted as one. */
+    refused?: true;
   }
 >;
 export type ToolCallApprovalRequested = Event<

@@ -128,7 +128,7 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
     case 'ToolCallFailed':
       return onTurn(setToolStatus(c, event.data.toolCallId, 'failed'), (t) => ({
         ...t,
-        consecutiveToolFailures: t.consecutiveToolFailures + 1,
+        consecutiveToolFailures: t.consecutiveToolFailures + (event.data.refused ? 0 : 1),
       }));
     case 'ToolCallApprovalRequested':
       return setToolStatus(c, event.data.toolCallId, 'awaiting_approval');

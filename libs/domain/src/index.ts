@@ -21,6 +21,6 @@ export { decide } from './conversation.decide';
 export { evolve, fold, seenCommand } from './conversation.evolve';
 export { conversationDecider } from './conversation.decider';
 export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from './turn.step';
-export { nextSequence, costOf, replyOf } from './turn.rules';
+export { nextSequence, costOf, replyOf, turnDeadline } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';

@@ -1,4 +1,4 @@
-import type { FinishReason, ToolOutcome } from '@parley/core';
+import type { FinishReason, ToolOutcome, TurnFailureCode } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
 import type { ToolCallRef } from './conversation.events';
 
@@ -48,6 +48,12 @@ export type RecordModelReply = System<'RecordModelReply', { callNo: number; atte
 /** Every attempt of the model call failed (or its time ran out). */
 export type GiveUpModelCall = System<'GiveUpModelCall', { message: string }>;
 
+/**
+ * What the turn did cannot be stored however often it is tried (an event over the size limit):
+ * the turn fails now rather than as a job retried with a new paid model call each time.
+ */
+export type AbandonTurn = System<'AbandonTurn', { code: TurnFailureCode; message: string }>;
+
 /** The request of the next model call is built: its prompt must fit the turn's prompt budget. */
 export type CheckPrompt = System<'CheckPrompt', { promptTokens: number }>;
 
@@ -68,6 +74,7 @@ export type SystemCommand =
   | RecordModelAttemptFailed
   | RecordModelReply
   | GiveUpModelCall
+  | AbandonTurn
   | CheckPrompt
   | StartToolCall
   | RecordToolOutcome

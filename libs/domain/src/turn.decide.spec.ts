@@ -3,7 +3,8 @@ import { deciderSpec, toolFixture } from '@parley/testing';
 import { conversationDecider } from './conversation.decider';
 import type { ConversationEvent } from './conversation.events';
 import type { ModelReply } from './turn.commands';
-import { at, call, limits, replied, started } from './turn.fixtures';
+import { at, call, fold, limits, replied, started, toolDone } from './turn.fixtures';
+import { nextTurnStep } from './turn.step';
 
 const spec = deciderSpec(conversationDecider);
 
@@ -107,6 +108,72 @@ describe('the decider on the turn worker’s commands', () => {
           },
         ]);
       expect(events.map((e) => e.type)).not.toContain('ConversationCompleted');
+    });
+
+    it('refuses the calls of one reply past the per-reply cap as data, and goes on with the others', () => {
+      const calls = ['a', 'b', 'c', 'd'].map((id) => call(id, 'lookup', { orderId: id }));
+      const given = started({ limits: limits({ maxToolCallsPerReply: 2 }) });
+      const events = spec
+        .given(given)
+        .when({
+          type: 'RecordModelReply',
+          data: { callNo: 1, attempt: 1, reply: reply({ text: '', toolCalls: calls, finishReason: 'TC' }) },
+          meta: at(100),
+        })
+        .then([
+          expect.objectContaining({ type: 'ModelCallCompleted' }),
+          expect.objectContaining({ type: 'MessageRecorded', data: expect.objectContaining({ toolCalls: calls }) }),
+          ...[
+            [3, 'c'],
+            [4, 'd'],
+          ].map(([sequence, toolCallId]) => ({
+            type: 'ToolCallFailed',
+            data: {
+              turnNo: 1,
+              sequence,
+              toolCallId,
+              name: 'lookup',
+              code: 'NOT_ALLOWED',
+              message:
+                'Not run: the reply asked for 4 tool calls and at most 2 run per reply. Ask for the rest in a later reply.',
+              durationMs: 0,
+              refused: true,
+            },
+          })),
+        ]);
+      const after = fold([...given, ...events]);
+      // Refusals are not failures of a tool: the two-failures rule does not end the turn.
+      expect(after.status === 'RU' && after.turn?.consecutiveToolFailures).toBe(0);
+      expect(nextTurnStep(after, Date.parse(at(200).now))).toMatchObject({ kind: 'run_tool', call: { id: 'a' } });
+    });
+
+    it('gives a call whose id the model repeats in a later reply an id of its own, keeping the model’s', () => {
+      const given = [...started(), ...replied(2, [call('call_1', 'lookup')]), toolDone(3, 'call_1', 'lookup')];
+      const [, recorded] = spec
+        .given(given)
+        .when({
+          type: 'RecordModelReply',
+          data: {
+            callNo: 2,
+            attempt: 1,
+            reply: reply({ text: '', toolCalls: [call('call_1', 'refund'), call('call_2', 'lookup')] }),
+          },
+          meta: at(100),
+        })
+        .then([expect.objectContaining({ type: 'ModelCallCompleted' }), expect.anything()]);
+      expect(recorded).toMatchObject({
+        type: 'MessageRecorded',
+        data: {
+          toolCalls: [
+            { id: 'call_1~1.2.0', providerId: 'call_1', name: 'refund' },
+            { id: 'call_2', name: 'lookup' },
+          ],
+        },
+      });
+      expect(nextTurnStep(fold([...given, recorded]), Date.parse(at(200).now))).toMatchObject({
+        kind: 'run_tool',
+        call: { id: 'call_1~1.2.0', name: 'refund' },
+      });
     });
 
     it('is refused outside a running turn', () => {

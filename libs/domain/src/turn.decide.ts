@@ -14,7 +14,7 @@ import {
   type RunningTurn,
 } from './turn.rules';
 import { isRunningTurn } from './turn.step';
-import { toolOutcome, toolStarted } from './turn.tools';
+import { refusedPastCap, toolOutcome, toolStarted, withConversationIds } from './turn.tools';
 
 /**
  * The decider's half for the system commands: the events that record the outcome of the turn's
@@ -71,6 +71,8 @@ function decideWorker(
     case 'GiveUpModelCall':
       if (Date.parse(command.meta.now) >= turnDeadline(c)) return [overTime(c)];
       return [turnFailed(c, 'LLM_RUNTIME_ERROR', `The model call failed: ${command.data.message}`)];
+    case 'AbandonTurn':
+      return [turnFailed(c, command.data.code, command.data.message)];
     case 'CheckPrompt': {
       const breach = promptBreach(c, command.data.promptTokens);
       return breach ? [breach] : [];
@@ -112,10 +114,15 @@ function attemptFailed(command: RecordModelAttemptFailed, turnNo: number): Conve
   ];
 }
 
-/** The reply with its usage and cost, as the next assistant message; the turn's end with it when the reply ends the turn. */
+/**
+ * The reply with its usage and cost, as the next assistant message (its tool calls with ids
+ * unique in the conversation, those past the per-reply cap refused); the turn's end with it
+ * when the reply ends the turn.
+ */
 function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEvent[] {
   const { callNo, attempt, reply } = command.data;
   const { model } = c.snapshot;
+  const toolCalls = withConversationIds(c, callNo, reply.toolCalls);
   const { inputTokens, outputTokens, estimated } = reply.usage;
   const recorded: ConversationEvent[] = [
     {
@@ -138,13 +145,14 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
       data: {
         sequence: nextSequence(c),
         role: 'AS',
-        content: reply.text || (reply.toolCalls.length ? null : ''),
+        content: reply.text || (toolCalls.length ? null : ''),
         turnNo: c.turn.no,
         tokenCount: outputTokens,
-        ...(reply.toolCalls.length ? { toolCalls: reply.toolCalls } : {}),
+        ...(toolCalls.length ? { toolCalls } : {}),
         ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
       },
     },
+    ...refusedPastCap(c, toolCalls, nextSequence(c) + 1),
   ];
   const after = fold(
     recorded.map((e) => ({ ...e, metadata: { occurredAt: command.meta.now } })),

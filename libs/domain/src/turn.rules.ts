@@ -8,6 +8,12 @@ export type RunningTurn = ExistingConversation & { turn: TurnProgress };
 /** After this many tool calls failed in a row, the turn fails (TOOL_ERRORS). */
 export const MAX_CONSECUTIVE_TOOL_FAILURES = 2;
 
+/** Tool calls of one reply that run when the snapshot names no cap (snapshots recorded before it had one). */
+export const DEFAULT_MAX_TOOL_CALLS_PER_REPLY = 32;
+
+export const toolCallsPerReply = (c: RunningTurn): number =>
+  c.snapshot.limits.maxToolCallsPerReply ?? DEFAULT_MAX_TOOL_CALLS_PER_REPLY;
+
 /** When the turn's time budget runs out, in epoch milliseconds. */
 export const turnDeadline = (c: RunningTurn): number => Date.parse(c.turn.startedAt) + c.snapshot.limits.turnTimeoutMs;
 

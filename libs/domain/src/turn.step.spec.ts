@@ -118,6 +118,7 @@ describe('nextTurnStep: what a running turn does next', () => {
         call: { ...call('a', 'lookup'), status: 'requested' },
         tool: tools.lookup,
         repositoryId: null,
+        deadline: T0 + 60_000,
       });
       expect(step([...events, toolDone(3, 'a', 'lookup')])).toMatchObject({ kind: 'run_tool', call: { id: 'b' } });
     });

@@ -29,7 +29,14 @@ export interface ModelCallPlan {
 export type TurnStep =
   | { kind: 'idle' }
   | { kind: 'record'; events: ConversationEvent[] }
-  | { kind: 'run_tool'; call: TurnToolCall; tool: ToolDefinition; repositoryId: string | null }
+  | {
+      kind: 'run_tool';
+      call: TurnToolCall;
+      tool: ToolDefinition;
+      repositoryId: string | null;
+      /** The turn's time budget ends here (epoch ms): the call gets no more than what is left. */
+      deadline: number;
+    }
   | { kind: 'call_model'; plan: ModelCallPlan };
 
 const IDLE: TurnStep = { kind: 'idle' };
@@ -87,7 +94,13 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
       needApproval.push(call);
       continue;
     }
-    return { kind: 'run_tool', call, tool, repositoryId: repositoryOf(c, tool.name)?.repositoryId ?? null };
+    return {
+      kind: 'run_tool',
+      call,
+      tool,
+      repositoryId: repositoryOf(c, tool.name)?.repositoryId ?? null,
+      deadline: turnDeadline(c),
+    };
   }
   return record(...approvalsRequested(c, needApproval));
 }

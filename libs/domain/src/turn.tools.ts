@@ -1,7 +1,7 @@
 import type { ToolDefinition, ToolErrorCode, ToolOutcome } from '@parley/core';
-import type { ConversationEvent, Question, ToolCallFailed } from './conversation.events';
+import type { ConversationEvent, Question, ToolCallFailed, ToolCallRef } from './conversation.events';
 import { availableTools, type TurnToolCall } from './conversation.state';
-import { nextSequence, type RunningTurn } from './turn.rules';
+import { nextSequence, toolCallsPerReply, type RunningTurn } from './turn.rules';
 import { repositoryOf } from './tool-repositories';
 
 /** The events of the tool calls of a turn: what a call's outcome, refusal, question or disclosure records. */
@@ -130,3 +130,40 @@ export const toolStarted = (c: RunningTurn, call: TurnToolCall, tool: ToolDefini
   type: 'ToolCallStarted',
   data: { turnNo: c.turn.no, toolCallId: call.id, name: call.name, arguments: call.arguments, kind: tool.kind },
 });
+
+/**
+ * The calls of a model reply with ids unique in the conversation: a model may repeat an id
+ * (`call_1` in every reply), and statuses, approvals and question timers go by id. A repeated
+ * id gets a new one; the model's stays beside it for the provider round-trip.
+ */
+export function withConversationIds(c: RunningTurn, callNo: number, calls: readonly ToolCallRef[]): ToolCallRef[] {
+  const taken = new Set(c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => t.id)));
+  return calls.map((call, i) => {
+    let id = call.id;
+    for (let n = 0; taken.has(id); n++) id = `${call.id}~${c.turn.no}.${callNo}.${i}${n ? `.${n}` : ''}`;
+    taken.add(id);
+    return id === call.id ? call : { ...call, id, providerId: call.id };
+  });
+}
+
+/**
+ * The calls of one reply past the per-reply cap, refused as data: each gets a result saying so
+ * (the model reads it and may ask again for fewer), and the turn goes on with the others.
+ * `sequence` is where the first refusal goes in the transcript.
+ */
+export function refusedPastCap(c: RunningTurn, calls: readonly ToolCallRef[], sequence: number): ToolCallFailed[] {
+  const cap = toolCallsPerReply(c);
+  return calls.slice(cap).map((call, i) => ({
+    type: 'ToolCallFailed',
+    data: {
+      turnNo: c.turn.no,
+      sequence: sequence + i,
+      toolCallId: call.id,
+      name: call.name,
+      code: 'NOT_ALLOWED',
+      message: `Not run: the reply asked for ${calls.length} tool calls and at most ${cap} run per reply. Ask for the rest in a later reply.`,
+      durationMs: 0,
+      refused: true,
+    },
+  }));
+}

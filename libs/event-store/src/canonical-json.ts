@@ -1,4 +1,4 @@
-import type { FieldProblem } from '@parley/core';
+import { unstorableText, type FieldProblem } from '@parley/core';
 
 /**
  * Serialises a value as canonical JSON (object keys sorted recursively, no whitespace) and
@@ -25,6 +25,7 @@ function write(value: unknown, path: string, problems: FieldProblem[], open: Set
   switch (typeof value) {
     case 'string':
       if (value.includes('\u0000')) problems.push({ path, message: 'NUL characters (\\u0000) cannot be stored' });
+      else if (unstorableText(value)) problems.push({ path, message: 'unpaired UTF-16 surrogates cannot be stored' });
       return JSON.stringify(value);
     case 'number':
       if (!Number.isFinite(value)) problems.push({ path, message: `${value} is not a JSON number` });

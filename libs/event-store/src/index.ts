@@ -6,7 +6,7 @@ export {
   type ReadStreamOptions,
   type RecordedEvent,
 } from './event-store.port';
-export { WrongExpectedVersion, StreamNotFound, StreamDeleted } from './errors';
+export { WrongExpectedVersion, StreamNotFound, StreamDeleted, EventTooLarge, InvalidEvent } from './errors';
 export { comparePositions, maxPosition, minPosition, parsePosition } from './position';
 export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
 export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';

@@ -32,6 +32,11 @@ describe('McpPool against a server that changes at runtime', () => {
     expect(await pool.callTool('tiny', 'weather', {}, call)).toEqual({ isError: false, content: 'sunny' });
   });
 
+  it('does not take a server’s idempotentHint as leave to run a call again after a crash', async () => {
+    const [fail] = await pool.listTools('tiny');
+    expect(fail).toMatchObject({ name: 'tiny__fail', idempotent: false });
+  });
+
   it('re-initializes and retries once when the server no longer knows the session', async () => {
     await pool.callTool('tiny', 'fail', { reason: 'first' }, call);
     server.forgetSessions();

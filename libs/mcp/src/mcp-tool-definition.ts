@@ -16,7 +16,11 @@ function functionName(clientName: string, toolName: string): string {
   return `${safe.slice(0, MAX_FUNCTION_NAME - 9)}_${hash}`;
 }
 
-/** An MCP server's tool as the model sees it; `ref` tells the executor where to send the call. */
+/**
+ * An MCP server's tool as the model sees it; `ref` tells the executor where to send the call.
+ * Never idempotent: a server's `idempotentHint` is its own claim, and an idempotent tool is run
+ * again after a crash; only the catalog (a tool entry of kind mcp, set by an operator) says so.
+ */
 export function toToolDefinition(clientName: string, tool: Tool): ToolDefinition {
   return {
     name: functionName(clientName, tool.name),
@@ -25,7 +29,7 @@ export function toToolDefinition(clientName: string, tool: Tool): ToolDefinition
     kind: 'mcp',
     ref: `${clientName}/${tool.name}`,
     approval: 'never',
-    idempotent: tool.annotations?.idempotentHint ?? false,
+    idempotent: false,
     returnDirect: false,
     skipResponse: false,
   };

@@ -7,6 +7,7 @@ export { RedisModule, REDIS } from './redis/redis.module';
 export { connectedRedis, type Redis } from './redis/redis-client';
 export { NatsModule, NATS_LINK, type NatsConnection } from './nats/nats.module';
 export { NatsLink, NATS_RETRY_MS } from './nats/nats-link';
+export { natsConnectSettings, type NatsConnectSettings } from './nats/nats-options';
 export { JOB_QUEUE, type JobQueue, type JobHandler } from './queue/job-queue.port';
 export { BullMqJobQueue } from './queue/bullmq-job-queue';
 export { QueueModule } from './queue/queue.module';

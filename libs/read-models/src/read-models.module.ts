@@ -27,9 +27,9 @@ export class ReadModelsModule {
     const queries: Provider[] = [
       {
         provide: ProjectionPositions,
-        inject: [PG_POOL],
-        useFactory: (pool: Pool) =>
-          new ProjectionPositions(pool, options.minPositionTimeoutMs ?? DEFAULT_MIN_POSITION_TIMEOUT_MS),
+        inject: [PG_POOL, EVENT_STORE],
+        useFactory: (pool: Pool, store: EventStore) =>
+          new ProjectionPositions(pool, store, options.minPositionTimeoutMs ?? DEFAULT_MIN_POSITION_TIMEOUT_MS),
       },
       {
         provide: ConversationQueries,

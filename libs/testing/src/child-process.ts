@@ -64,14 +64,20 @@ const NATS_SERVER = existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server
 
 /**
  * A NATS server with JetStream of the test's own on `port` (the machine's `nats-server`, with
- * extra `args`), resolved once it accepts clients: for tests that stop NATS, which must never stop
- * the machine's shared one. Its JetStream store is a new temporary directory, removed when the
+ * extra `args` and `env`, e.g. `-c` a configuration and the passwords it reads), resolved once it
+ * accepts clients: for tests that stop NATS or need a configuration, which must never touch the
+ * machine's shared one. Its JetStream store is a new temporary directory, removed when the
  * server exits, so a server started again on the same port starts without the streams of the last.
  */
-export async function startNatsServer(port: number, args: string[] = []): Promise<ChildProcess> {
+export async function startNatsServer(
+  port: number,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ChildProcess> {
   const storeDir = mkdtempSync(join(tmpdir(), 'parley-nats-'));
   const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   const removeStore = () => rmSync(storeDir, { recursive: true, force: true });
   child.once('exit', removeStore);

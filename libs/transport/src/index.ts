@@ -3,6 +3,7 @@ export { createHttpApp } from './app/create-http-app';
 export { CommandTransportModule } from './app/command-transport.module';
 export { QueryTransportModule } from './app/query-transport.module';
 export { streamConversation } from './sse/conversation-stream';
+export { StreamHub } from './sse/stream-hub';
 export { integrationStreamName } from './nats/integration-relay';
 export { IntegrationRelayModule } from './nats/integration-relay.module';
 export { OpenApiModule } from './openapi/openapi.module';

@@ -6,24 +6,31 @@ import type { LlmContentPart, LlmMessage } from '@parley/llm';
  * memory strategy keeps it (FULL: all of it; WINDOW: the last `windowSize` entries; NONE: the
  * current turn). A window never splits an assistant's tool calls from their results, and a tool
  * call an earlier turn left without a result gets one, as providers require. Questions (QU) are
- * not sent: the answer is the AskUserQuestion call's result.
+ * not sent: the answer is the AskUserQuestion call's result. Tool calls go back under the ids the
+ * model gave them, not the conversation's own.
  */
 export function buildMessages(c: ExistingConversation): LlmMessage[] {
   const entries = remembered(c).filter((m) => m.role !== 'QU');
   const messages: LlmMessage[] = c.snapshot.systemPrompt ? [{ role: 'system', content: c.snapshot.systemPrompt }] : [];
   const answered = new Set(entries.filter((m) => m.role === 'TO').map((m) => m.toolCallId));
+  const providerIds = new Map(
+    c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => [t.id, t.providerId ?? t.id] as const)),
+  );
+  const providerId = (id: string) => providerIds.get(id) ?? id;
   for (const m of entries) {
     if (m.role === 'US') messages.push({ role: 'user', content: userContent(m, c.snapshot.model.capabilities) });
-    if (m.role === 'TO') messages.push({ role: 'tool', toolCallId: m.toolCallId ?? '', content: m.content ?? '' });
+    if (m.role === 'TO')
+      messages.push({ role: 'tool', toolCallId: providerId(m.toolCallId ?? ''), content: m.content ?? '' });
     if (m.role === 'AS') {
-      messages.push({
-        role: 'assistant',
-        content: m.content,
-        ...(m.toolCalls?.length ? { toolCalls: m.toolCalls } : {}),
-      });
+      const toolCalls = (m.toolCalls ?? []).map(({ id, name, arguments: args }) => ({
+        id: providerId(id),
+        name,
+        arguments: args,
+      }));
+      messages.push({ role: 'assistant', content: m.content, ...(toolCalls.length ? { toolCalls } : {}) });
       for (const call of m.toolCalls ?? []) {
         if (!answered.has(call.id) && !pendingInThisTurn(c, call.id)) {
-          messages.push({ role: 'tool', toolCallId: call.id, content: 'The tool call did not complete.' });
+          messages.push({ role: 'tool', toolCallId: providerId(call.id), content: 'The tool call did not complete.' });
         }
       }
     }
@@ -57,7 +64,9 @@ function userContent(m: TranscriptEntry, capabilities: string[]): string | LlmCo
   if (!m.attachments?.length) return text;
   const parts: LlmContentPart[] = [{ type: 'text', text }];
   for (const a of m.attachments) {
-    if (a.mediaType.startsWith('image/') && capabilities.includes('VI')) parts.push({ type: 'image_url', url: a.url });
+    // Only what the send-message check accepts is fetched by the model: not what older events may hold.
+    if (a.mediaType.startsWith('image/') && capabilities.includes('VI') && /^(https|data):/i.test(a.url))
+      parts.push({ type: 'image_url', url: a.url });
     else parts.push({ type: 'text', text: `[Attachment ${a.mediaType}: ${a.url}]` });
   }
   return parts;

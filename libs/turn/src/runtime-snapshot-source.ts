@@ -41,7 +41,7 @@ export class RuntimeSnapshotSource implements SnapshotSource {
     return { ...snapshot, tools: [...snapshot.tools, ...listed.flat().filter((t) => !names.has(t.name))] };
   }
 
-  resolveTools(toolCodes: string[]): Promise<ToolDefinition[]> {
-    return this.resolver.resolveTools(toolCodes);
+  resolveTools(toolCodes: string[], caller: { subject: string; roles: readonly string[] }): Promise<ToolDefinition[]> {
+    return this.resolver.resolveTools(toolCodes, caller);
   }
 }

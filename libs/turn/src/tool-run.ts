@@ -16,7 +16,7 @@ export async function runTool(
   step: Extract<TurnStep, { kind: 'run_tool' }>,
   signal: AbortSignal,
 ): Promise<void> {
-  const { call, tool, repositoryId } = step;
+  const { call, tool, repositoryId, deadline } = step;
   const keep = async (events: ReturnType<TurnContext['decide']>) => {
     if (tool.idempotent) ctx.stage(events);
     else await ctx.append(events);
@@ -30,7 +30,8 @@ export async function runTool(
       ...(repositoryId ? { repositoryId } : {}),
       toolCallId: call.id,
       signal,
-      timeoutMs: deps.config.turn.toolCallTimeoutMs,
+      // Never past the turn's deadline: a slow tool near it gets only the time left.
+      timeoutMs: Math.max(1, Math.min(deps.config.turn.toolCallTimeoutMs, deadline - Date.now())),
       maxOutputBytes: c.snapshot.limits.maxToolOutputBytes,
     }),
   );

@@ -1,4 +1,5 @@
 import { type Appended, type ConversationRepository } from '@parley/conversation';
+import { withStorableText } from '@parley/core';
 import {
   decide,
   type SystemCommand,
@@ -50,9 +51,24 @@ export class TurnContext {
     return this.loaded.revision;
   }
 
-  /** The decider's events for what the turn just did, on the state as the turn sees it now. */
+  /**
+   * The decider's events for what the turn just did, on the state as the turn sees it now. What
+   * a model or tool sent is text no store can hold when it has NUL or unpaired surrogates: they
+   * become U+FFFD here, or every append of the turn would fail the same way.
+   */
   decide(command: Unstamped<SystemCommand>): ConversationEvent[] {
-    return decide({ ...command, meta: { now: new Date().toISOString(), actor: 'worker' } } as SystemCommand, this.view);
+    const stamped = { ...withStorableText(command), meta: { now: new Date().toISOString(), actor: 'worker' } };
+    return decide(stamped as SystemCommand, this.view);
+  }
+
+  /**
+   * Fails the turn on its stored state, dropping what was staged: for what the store refused in a
+   * way no retry changes (an event over the size limit).
+   */
+  abandon(command: Unstamped<Extract<SystemCommand, { type: 'AbandonTurn' }>>): Promise<Appended> {
+    this.staged = [];
+    this.view = this.loaded.state;
+    return this.append(this.decide(command));
   }
 
   append(events: ConversationEvent[]): Promise<Appended> {

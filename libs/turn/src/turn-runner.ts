@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { TurnSlots } from '@parley/auth';
+import { SLOT_GRACE_MS, TurnSlots } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
-import { nextTurnStep, type ConversationEvent } from '@parley/domain';
+import { nextTurnStep, turnDeadline, type ConversationEvent } from '@parley/domain';
+import { EventTooLarge, InvalidEvent } from '@parley/event-store';
 import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
@@ -69,6 +70,11 @@ export class TurnRunner {
     const s = loaded.state;
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
     if (!current && s.turn.runs > 1 && (await this.restartedSince(job))) return;
+    // The slot lives TURN_TIMEOUT_MS and a grace; a configuration may give the turn longer. Not
+    // awaited: the turn need not wait for Redis, and a slot not extended only frees itself early.
+    void this.slots
+      ?.holdFor(s.owner, s.id, turnDeadline({ ...s, turn: s.turn }) - Date.now() + SLOT_GRACE_MS)
+      .catch(() => undefined);
     const ctx = new TurnContext(
       job.conversationId,
       this.deps.repository,
@@ -86,7 +92,7 @@ export class TurnRunner {
         ));
     const watchdog = setTimeout(() => void armWatchdog(), WATCHDOG_AFTER_MS);
     try {
-      await this.loop(ctx, abort.signal);
+      await this.loop(ctx, abort.signal).catch((err: unknown) => this.abandonIfFinal(ctx, err));
     } catch (err) {
       if (!(err instanceof TurnPreempted) && !abort.signal.aborted) {
         this.logger.error(
@@ -102,6 +108,24 @@ export class TurnRunner {
       const state = ctx.state;
       if (state.status !== 'RU') await this.slots?.release(state.owner, state.id).catch(() => undefined);
     }
+  }
+
+  /**
+   * A turn whose events the store refuses for what they are (too large, not storable) would fail
+   * the same way on every retry of its job, each with a new paid model call: it fails once, now.
+   * Any other error is rethrown for the job to be retried.
+   */
+  private async abandonIfFinal(ctx: TurnContext, err: unknown): Promise<void> {
+    if (!(err instanceof EventTooLarge) && !(err instanceof InvalidEvent)) throw err;
+    this.logger.warn(`turn of ${ctx.conversationId} failed: its events cannot be stored: ${err.message}`);
+    const message =
+      err instanceof EventTooLarge
+        ? `The turn produced an event of ${err.bytes} bytes, over the limit of ${err.maxBytes} (EVENT_MAX_BYTES).`
+        : `The turn produced events that cannot be stored: ${err.message}`;
+    await ctx.abandon({
+      type: 'AbandonTurn',
+      data: { code: err instanceof EventTooLarge ? 'LLM_LIMIT_EXCEEDED' : 'LLM_RUNTIME_ERROR', message },
+    });
   }
 
   /**

@@ -23,17 +23,23 @@ const SUBJECT = /^[\w.@:-]{1,200}$/;
 
 /** `last_used_at` is written at most this often per key and instance. */
 const TOUCH_EVERY_MS = 60_000;
+/** Unknown keys remembered per instance: a flood of made-up keys costs one lookup each per trust time. */
+const MISSES_KEPT = 10_000;
 
 /**
  * API keys: created and revoked by admins, checked on every request. A key that authenticated
  * is trusted for `trustMs` (API_KEY_CACHE_MS) without asking the database again, so a client's
  * requests do not each cost a round trip; a key revoked through another instance stops working
- * there within that time, and at once on the instance that revoked it.
+ * there within that time, and at once on the instance that revoked it. A key that matched no
+ * active key is remembered as unknown for as long, so the same made-up key is looked up once;
+ * a new key is never among them (it was never sent before it existed).
  */
 @Injectable()
 export class ApiKeysService {
   /** Digest of a key that authenticated -> its principal. Only good keys get in. */
   private readonly trusted: LRUCache<string, Principal> | null;
+  /** Digest of a key that matched no active key -> true. */
+  private readonly unknown: LRUCache<string, true> | null;
   private readonly touched = new LRUCache<string, true>({ max: 10_000, ttl: TOUCH_EVERY_MS });
 
   constructor(
@@ -41,6 +47,7 @@ export class ApiKeysService {
     trustMs = 0,
   ) {
     this.trusted = trustMs > 0 ? new LRUCache<string, Principal>({ max: 10_000, ttl: trustMs }) : null;
+    this.unknown = trustMs > 0 ? new LRUCache<string, true>({ max: MISSES_KEPT, ttl: trustMs }) : null;
   }
 
   async create(input: NewApiKey): Promise<CreatedApiKey> {
@@ -79,8 +86,12 @@ export class ApiKeysService {
     const hash = digestApiKey(key);
     const trusted = this.trusted?.get(hash);
     if (trusted) return trusted;
+    if (this.unknown?.has(hash)) return null;
     const found = await this.keys.findActiveByHash(hash);
-    if (!found || !timingSafeEqual(Buffer.from(found.hash), Buffer.from(hash))) return null;
+    if (!found || !timingSafeEqual(Buffer.from(found.hash), Buffer.from(hash))) {
+      this.unknown?.set(hash, true);
+      return null;
+    }
     if (!this.touched.has(found.id)) {
       this.touched.set(found.id, true);
       void this.keys.touch(found.id).catch(() => undefined);

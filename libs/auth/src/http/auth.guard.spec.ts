@@ -247,6 +247,33 @@ describe('AuthGuard with limits and switches', () => {
     }
   });
 
+  it('counts requests per client address before any credential is looked up, public routes included', async () => {
+    const app = await startApp({ DATABASE_URL: db.url, RATE_LIMIT_PER_IP_PER_MINUTE: '4' });
+    try {
+      const from = (remoteAddress: string, key: string) =>
+        app.inject({
+          method: 'GET',
+          url: '/api/v1/conversations/c-alice',
+          remoteAddress,
+          headers: { authorization: `Bearer ${key}` },
+        });
+      const statuses = [];
+      for (let i = 0; i < 3; i++)
+        statuses.push((await from('10.0.0.7', `pk_madeup${i}madeupmadeupmadeupmadeup`)).statusCode);
+      statuses.push((await app.inject({ method: 'GET', url: '/api/v1/ping', remoteAddress: '10.0.0.7' })).statusCode);
+      const limited = await from('10.0.0.7', ADMIN_KEY);
+      const publicLimited = await app.inject({ method: 'GET', url: '/api/v1/ping', remoteAddress: '10.0.0.7' });
+
+      expect(statuses).toEqual([401, 401, 401, 200]);
+      expect([limited.statusCode, limited.json().error.code]).toEqual([429, 'RATE_LIMITED']);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(publicLimited.statusCode).toBe(429);
+      expect((await from('10.0.0.8', ADMIN_KEY)).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('lets paths listed in PARLEY_PUBLIC_PATHS through without a credential', async () => {
     const app = await startApp({ DATABASE_URL: db.url, PARLEY_PUBLIC_PATHS: '/api/v1/conversations/*' });
     try {

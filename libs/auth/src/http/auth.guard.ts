@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { CONFIG, type Config } from '@parley/config';
 import type { FastifyRequest } from 'fastify';
 import { Authenticator } from '../authenticator';
-import { SubjectRateLimiter } from '../limits/rate-limiter';
+import { ADDRESS_RATE_LIMITER, SubjectRateLimiter } from '../limits/rate-limiter';
 import { requireRoles } from '../ownership/ownership.policy';
 import type { Principal, Role } from '../principal';
 import { type DeferredRateLimit, PUBLIC_ROUTE, REQUIRED_ROLES, STARTS_TURN } from './auth.decorators';
@@ -14,7 +14,9 @@ function isPublicPath(path: string, patterns: readonly string[]): boolean {
 }
 
 /**
- * The global HTTP guard: public routes pass; every other request is authenticated from
+ * The global HTTP guard: every request is first counted by the per-address rate limit (before
+ * any credential is looked up, so made-up keys and readiness probes cannot flood the database);
+ * then public routes pass; every other request is authenticated from
  * `Authorization: Bearer`, checked against @Roles, then counted by the per-subject rate limit
  * (whose verdict a `@StartsTurn()` route's command awaits itself).
  */
@@ -25,6 +27,7 @@ export class AuthGuard implements CanActivate {
     @Inject(CONFIG) private readonly config: Config,
     @Inject(Authenticator) private readonly authenticator: Authenticator,
     @Inject(SubjectRateLimiter) private readonly rateLimiter: SubjectRateLimiter,
+    @Inject(ADDRESS_RATE_LIMITER) private readonly addressLimiter: SubjectRateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,6 +35,7 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest & { principal?: Principal } & DeferredRateLimit>();
     const targets = [context.getHandler(), context.getClass()];
     const path = request.url.split('?')[0];
+    await this.addressLimiter.consume(request.ip);
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     if (isPublicPath(path, this.config.security.publicPaths)) return true;
 

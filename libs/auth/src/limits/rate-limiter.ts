@@ -2,6 +2,9 @@ import { type Redis } from '@parley/platform';
 import { DomainError } from '@parley/core';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
+/** The per-address limit of HTTP requests, counted before authentication (a SubjectRateLimiter by IP). */
+export const ADDRESS_RATE_LIMITER = Symbol('parley.address-rate-limiter');
+
 export interface RateLimiterOptions {
   /** Shared Redis: the limit holds across every process; null: per-process memory. */
   redis: Redis | null;

@@ -50,6 +50,16 @@ describe.each(['redis', 'memory'] as const)('TurnSlots (%s)', (store) => {
     await expect(s.acquire('alice', 'c2')).resolves.toBe('taken');
   });
 
+  it('keeps a held slot past its lifetime for as long as its turn is given, and takes none it does not hold', async () => {
+    const s = slots(1, 200);
+    await s.acquire('alice', 'c1');
+    await s.holdFor('alice', 'c1', 1_000);
+    await s.holdFor('bob', 'c9', 1_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(s.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await expect(s.acquire('bob', 'c10')).resolves.toBe('taken');
+  });
+
   it('keeps working after Redis forgot its scripts (a restart, SCRIPT FLUSH)', async () => {
     const s = slots(1);
     await s.acquire('alice', 'c1');

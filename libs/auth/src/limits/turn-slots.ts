@@ -26,6 +26,21 @@ if held then return 2 end
 return 1
 `;
 
+// Extends a held slot to at least ARGV[2] ms from now; a slot not held is left alone. 1: extended.
+const HOLD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if (not held) or tonumber(held) <= now then return 0 end
+local untilMs = now + tonumber(ARGV[2])
+if tonumber(held) < untilMs then redis.call('ZADD', KEYS[1], untilMs, ARGV[1]) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`;
+
+/** How long a slot outlives its turn's deadline before it frees itself (a crashed worker's). */
+export const SLOT_GRACE_MS = 60_000;
+
 /**
  * `taken`: the conversation had no slot and now has one; `held`: its slot was held already (a
  * running turn's), and is only extended — a command refused after this must leave it alone.
@@ -35,6 +50,7 @@ export type SlotGrant = 'taken' | 'held';
 /** The script as a command of the connection: sent by its SHA, loaded again if Redis lost it. */
 type SlotsRedis = Redis & {
   parleyAcquireTurnSlot(key: string, member: string, max: number, ttlMs: number): Promise<number>;
+  parleyHoldTurnSlot(key: string, member: string, forMs: number): Promise<number>;
 };
 
 /**
@@ -48,6 +64,8 @@ export class TurnSlots {
     const { redis } = options;
     if (redis && !('parleyAcquireTurnSlot' in redis))
       redis.defineCommand('parleyAcquireTurnSlot', { numberOfKeys: 1, lua: ACQUIRE });
+    if (redis && !('parleyHoldTurnSlot' in redis))
+      redis.defineCommand('parleyHoldTurnSlot', { numberOfKeys: 1, lua: HOLD });
   }
 
   /**
@@ -78,6 +96,22 @@ export class TurnSlots {
       `Too many running turns: at most ${maxPerSubject} at once for one caller; wait for one to finish.`,
       { maxRunningTurns: maxPerSubject, retryAfterSeconds: 5 },
     );
+  }
+
+  /**
+   * Keeps a held slot for at least `forMs` more: a turn whose own time budget (a configuration's
+   * turnTimeoutMs) is longer than the slots' lifetime would otherwise lose its slot while it runs.
+   */
+  async holdFor(subject: string, conversationId: string, forMs: number): Promise<void> {
+    const ms = Math.ceil(forMs);
+    if (this.options.redis) {
+      await (this.options.redis as SlotsRedis).parleyHoldTurnSlot(this.key(subject), conversationId, ms);
+      return;
+    }
+    const held = this.memory.get(subject);
+    const expiresAt = held?.get(conversationId);
+    if (held && expiresAt !== undefined && expiresAt > Date.now())
+      held.set(conversationId, Math.max(expiresAt, Date.now() + ms));
   }
 
   async release(subject: string, conversationId: string): Promise<void> {

@@ -60,6 +60,7 @@ describe('conversation ownership', () => {
     expect(ownerFilter(alice)).toBe('alice');
     expect(ownerFilter(auditor)).toBeNull();
     expect(ownerFilter(admin)).toBeNull();
+    expect(ownerFilter({ subject: 'alice', roles: [] })).toBe('');
   });
 
   it('refuses a principal without any of the required roles with FORBIDDEN', () => {

@@ -15,7 +15,12 @@ export function requireRoles(principal: Principal, roles: readonly Role[]): void
   });
 }
 
-function canRead(principal: Principal, ownerSubject: string): boolean {
+/**
+ * The one rule for reading a conversation, for single reads and lists alike: auditors and
+ * admins read every conversation; a client only those its subject owns. A principal with
+ * neither role reads none, whatever its subject.
+ */
+export function canReadConversation(principal: Principal, ownerSubject: string): boolean {
   return hasRole(principal, 'admin') || hasRole(principal, 'auditor') || isOwner(principal, ownerSubject);
 }
 
@@ -28,7 +33,7 @@ function canCommand(principal: Principal, ownerSubject: string): boolean {
  * NOT_FOUND, so a client cannot learn that someone else's conversation exists.
  */
 export function assertCanRead(principal: Principal, ownerSubject: string, resource?: ResourceRef): void {
-  if (canRead(principal, ownerSubject)) return;
+  if (canReadConversation(principal, ownerSubject)) return;
   throw resource ? DomainError.notFound(resource.type, resource.id) : new DomainError('NOT_FOUND', 'Not found.');
 }
 
@@ -38,10 +43,17 @@ export function assertCanCommand(principal: Principal, ownerSubject: string): vo
   throw new DomainError('FORBIDDEN', 'This caller may not command this conversation.');
 }
 
-/** For list queries: the owner to filter by, or null when the principal may see every owner's rows. */
+/**
+ * For list queries: the owner to filter by, or null when the principal may see every owner's
+ * rows. The same rule as `canReadConversation`: a principal that is no client matches no owner.
+ */
 export function ownerFilter(principal: Principal): string | null {
-  return hasRole(principal, 'admin') || hasRole(principal, 'auditor') ? null : principal.subject;
+  if (hasRole(principal, 'admin') || hasRole(principal, 'auditor')) return null;
+  return hasRole(principal, 'client') ? principal.subject : NO_OWNER;
 }
+
+/** An owner no conversation has (subjects are never empty). */
+const NO_OWNER = '';
 
 function isOwner(principal: Principal, ownerSubject: string): boolean {
   return hasRole(principal, 'client') && principal.subject === ownerSubject;

@@ -10,6 +10,8 @@ import { CatalogReader } from '../store/catalog-reader';
  * Who may see and change owned catalog entities (seed 001's providers and models): the
  * owner, everyone when instance-wide, and grantees of the ACL. A grantee is a subject or
  * `role:<name>`. Entities without an owner field are shared configuration: readable by all.
+ * Tools are the exception: one is usable by a non-admin only through a grant of its ACL
+ * (`toolsGranted`), so a client can attach to its conversation only the tools shared with it.
  * Callers pass the principal: the catalog's HTTP routes, and StartConversation (`assertCanUse`).
  */
 const ADMIN_ROLE = 'admin';
@@ -51,8 +53,8 @@ export function canManage(
   return ('owner' in entity && entity.owner === subject) || grants(subject, roles, acl, ['manage']);
 }
 
-/** The catalog lists whose entities have an owner and are shared through the ACL (seed 001). */
-export const SHARED_KINDS: Readonly<Record<string, string>> = { providers: 'Provider', models: 'Model' };
+/** The catalog lists whose entities are shared through the ACL: seed 001's owned ones, and tools. */
+export const SHARED_KINDS: Readonly<Record<string, string>> = { providers: 'Provider', models: 'Model', tools: 'Tool' };
 const GRANTEE = /^(role:[a-z][a-z0-9_-]{0,63}|[\w.@:-]{1,200})$/;
 const PERMISSIONS: readonly string[] = ['read', 'manage'];
 
@@ -69,13 +71,29 @@ export class CatalogAccess {
     @Inject(CatalogReader) private readonly reader: CatalogReader,
   ) {}
 
-  /** The ACL of a provider or model, for the admin routes; NOT_FOUND for an unknown one. */
+  /** Whether `caller` may use the entity: `assertCanUse` as a yes or no. */
+  async canUse(caller: Caller, kind: string, entity: Row): Promise<boolean> {
+    if (canRead(caller.subject, caller.roles, entity)) return true;
+    return canRead(caller.subject, caller.roles, entity, await this.aclOf(kind, String(entity.code)));
+  }
+
+  /** The tool codes among `codes` that `caller` may use: all for an admin, else those granted to it. */
+  async toolsGranted(caller: Caller, codes: readonly string[]): Promise<Set<string>> {
+    if (caller.roles.includes(ADMIN_ROLE)) return new Set(codes);
+    const granted = new Set<string>();
+    for (const code of new Set(codes)) {
+      if (grants(caller.subject, caller.roles, await this.aclOf('tools', code), ['read', 'manage'])) granted.add(code);
+    }
+    return granted;
+  }
+
+  /** The ACL of a provider, model or tool, for the admin routes; NOT_FOUND for an unknown one. */
   async list(kind: string, key: string): Promise<AclEntry[]> {
     await this.existing(kind, key);
     return this.aclOf(kind, key);
   }
 
-  /** Shares a provider or model with `grantee` (a subject or `role:<name>`); returns the new ACL. */
+  /** Shares a provider, model or tool with `grantee` (a subject or `role:<name>`); returns the new ACL. */
   async share(kind: string, key: string, grantee: string, body: unknown): Promise<AclEntry[]> {
     await this.existing(kind, key);
     const permission = (body as { permission?: unknown } | null)?.permission;
@@ -103,8 +121,7 @@ export class CatalogAccess {
    * instance-wide, or a grantee of the ACL (asked only when the first three do not decide).
    */
   async assertCanUse(caller: Caller, kind: string, entity: Row): Promise<void> {
-    if (canRead(caller.subject, caller.roles, entity)) return;
-    if (canRead(caller.subject, caller.roles, entity, await this.aclOf(kind, String(entity.code)))) return;
+    if (await this.canUse(caller, kind, entity)) return;
     throw new DomainError(
       'FORBIDDEN',
       `${SHARED_KINDS[kind] ?? kind} '${String(entity.code)}' is not shared with '${caller.subject}'.`,
@@ -115,7 +132,7 @@ export class CatalogAccess {
   private async existing(kind: string, key: string): Promise<void> {
     if (!SHARED_KINDS[kind])
       throw DomainError.validation(
-        [{ path: 'collection', message: 'only providers and models are shared through the ACL' }],
+        [{ path: 'collection', message: 'only providers, models and tools are shared through the ACL' }],
         `'${kind}' has no ACL.`,
       );
     if (!(await this.reader.record(kind, key))) throw DomainError.notFound(SHARED_KINDS[kind], key);

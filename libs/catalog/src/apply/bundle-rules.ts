@@ -3,6 +3,7 @@ import { descriptorOf } from '../model/catalog-descriptors';
 import { memberOf } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
 import type { CatalogView } from '../store/catalog-store';
+import type { CatalogDestinations } from './destinations';
 import { jsonSchemaProblems } from './json-schema-check';
 import type { BundleItem } from './parse-bundle';
 import { prepareTool } from './tool-rules';
@@ -18,6 +19,7 @@ export class BundleRules {
     private readonly view: CatalogView,
     private readonly items: BundleItem[],
     private readonly invalid: BundleItem[] = [],
+    private readonly destinations: CatalogDestinations | null = null,
   ) {
     for (const item of [...items, ...invalid]) {
       const key = item.values[item.d.key.field];
@@ -71,6 +73,12 @@ export class BundleRules {
 
   private rules(item: BundleItem): FieldProblem[] {
     const { path, values } = item;
+    const stored = this.view.get(item.d.kind)?.get(item.key) ?? null;
+    return [...this.entityRules(item), ...(this.destinations?.problems(item.d.kind, path, values, stored) ?? [])];
+  }
+
+  private entityRules(item: BundleItem): FieldProblem[] {
+    const { path, values } = item;
     switch (item.d.kind) {
       case 'domainSchemas':
         return jsonSchemaProblems(`${path}.jsonSchema`, values.jsonSchema as Row);
@@ -87,7 +95,7 @@ export class BundleRules {
       case 'mcpClients':
         return mcpProblems(path, values);
       case 'tools':
-        return prepareTool(item, this.view.get('tools')?.get(item.key)?.secret ?? null);
+        return prepareTool(item, this.view.get('tools')?.get(item.key) ?? null);
       default:
         return [];
     }

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
 import { DATA_SOURCE } from '@parley/platform';
 import { DomainError, type FieldProblem } from '@parley/core';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -9,6 +10,7 @@ import { entityFor, type Row } from '../model/entity-schemas';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { CatalogStore } from '../store/catalog-store';
 import { BundleRules } from './bundle-rules';
+import { CatalogDestinations } from './destinations';
 import { bundleFromBody, parseItems, type BundleItem } from './parse-bundle';
 import { diffOf, planChanges, type ApplyDiff, type PlannedChange } from './plan-apply';
 
@@ -26,12 +28,16 @@ type Mode = { dryRun: boolean; expect?: 'new' | 'existing' };
 @Injectable()
 export class CatalogService {
   private readonly store: CatalogStore;
+  private readonly destinations: CatalogDestinations | null;
 
+  /** Without `config` (tests of the catalog alone) URLs and stdio commands are not checked against the allow-lists. */
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    @Optional() @Inject(CONFIG) config: Config | null = null,
   ) {
     this.store = new CatalogStore(cipher);
+    this.destinations = config ? new CatalogDestinations(config.catalog) : null;
   }
 
   async apply(body: unknown, options: { dryRun: boolean }): Promise<ApplyResult> {
@@ -95,7 +101,7 @@ export class CatalogService {
         if (stored) view.get(d.kind)!.set(key, this.store.open(d, key, stored));
       }
       if (mode.expect) checkExistence(items, view, mode.expect);
-      problems.push(...new BundleRules(view, items, invalid).check());
+      problems.push(...new BundleRules(view, items, invalid, this.destinations).check());
       const plan = planChanges(items, view, this.cipher);
       problems.push(...plan.problems);
       if (problems.length > 0) {

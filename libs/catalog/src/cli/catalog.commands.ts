@@ -18,8 +18,8 @@ export function registerCatalogCommands(program: Command): void {
     .option('--dry-run', 'print what would change and write nothing', false)
     .action(async (file: string, options: { dryRun: boolean }) => {
       const text = await readFile(file, 'utf8');
-      await withCatalog(async (dataSource, cipher) => {
-        const result = await new CatalogService(dataSource, cipher).apply(text, { dryRun: options.dryRun });
+      await withCatalog(async (dataSource, cipher, config) => {
+        const result = await new CatalogService(dataSource, cipher, config).apply(text, { dryRun: options.dryRun });
         for (const [kind, diff] of Object.entries(result.changes)) {
           const line = (['created', 'updated', 'unchanged'] as const).map((s) => `${s} ${diff[s].length}`).join(', ');
           process.stdout.write(`${kind}: ${line}${changed(diff.created, diff.updated)}\n`);
@@ -46,7 +46,9 @@ const changed = (created: string[], updated: string[]) =>
     ? ` (${[...created.map((k) => `+${k}`), ...updated.map((k) => `~${k}`)].join(' ')})`
     : '';
 
-async function withCatalog(work: (dataSource: DataSource, cipher: SecretCipher) => Promise<void>): Promise<void> {
+async function withCatalog(
+  work: (dataSource: DataSource, cipher: SecretCipher, config: Config) => Promise<void>,
+): Promise<void> {
   const config: Config = loadConfig();
   if (!config.database.url) throw new Error('DATABASE_URL: the catalog commands need a postgres:// URL');
   const cipher = new SecretCipher(config.security.encryptionKey, config.security.previousEncryptionKeys);
@@ -56,7 +58,7 @@ async function withCatalog(work: (dataSource: DataSource, cipher: SecretCipher) 
     entities: CATALOG_ENTITIES,
   }).initialize();
   try {
-    await work(dataSource, cipher);
+    await work(dataSource, cipher, config);
   } catch (err) {
     throw err instanceof DomainError ? new Error(describe(err)) : err;
   } finally {

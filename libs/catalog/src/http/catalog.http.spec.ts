@@ -110,13 +110,14 @@ describe('catalog over HTTP', () => {
   });
 
   it('never returns a secret and keeps a write-only key when an update leaves it out', async () => {
+    // Same origin: the stored key stays (another origin would need it again, see test/catalog-acl.e2e-spec.ts).
     const provider = await call('PUT', '/api/v1/catalog/providers/SIM', {
       providerType: 'openai-compatible',
-      baseUrl: 'http://127.0.0.1:4011/v1',
+      baseUrl: 'http://127.0.0.1:4010/v2',
       instanceWide: true,
     });
     expect(provider.statusCode).toBe(200);
-    expect(provider.json()).toMatchObject({ baseUrl: 'http://127.0.0.1:4011/v1', apiKeySet: true });
+    expect(provider.json()).toMatchObject({ baseUrl: 'http://127.0.0.1:4010/v2', apiKeySet: true });
     expect(provider.body).not.toContain('sk-local');
     const listed = await call('GET', '/api/v1/catalog/providers');
     expect(listed.body).not.toContain('sk-local');

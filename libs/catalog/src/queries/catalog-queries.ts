@@ -1,32 +1,89 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CatalogAccess, type Caller } from '../access/catalog-access';
 import type { Row } from '../model/entity-schemas';
+import { SnapshotResolver } from '../snapshot/snapshot-resolver';
 import { CatalogReader } from '../store/catalog-reader';
 
 /**
- * The catalog reads of seed 000's SYS_LLM_QueryApi. Plain API-shaped objects, never a
- * secret; null where the seed returns null (HTTP turns it into 404, NATS into `{result: null}`).
+ * The catalog reads of seed 000's SYS_LLM_QueryApi, by caller. Admins and auditors get the
+ * catalog's own view, whose secrets are flags ("set"), never values. A client gets what it
+ * needs to use an entity — code or name, description, a tool's parameters as the model sees
+ * them — and only what catalog access lets it use: actions whose model and provider it may use,
+ * tools granted to it or on such an action, MCP clients of such an action. Anything else reads
+ * as unknown: null (HTTP turns it into 404, NATS into `{result: null}`).
  */
 @Injectable()
 export class CatalogQueries {
-  constructor(@Inject(CatalogReader) private readonly reader: CatalogReader) {}
+  constructor(
+    @Inject(CatalogReader) private readonly reader: CatalogReader,
+    @Inject(CatalogAccess) private readonly access: CatalogAccess,
+    @Inject(SnapshotResolver) private readonly resolver: SnapshotResolver,
+  ) {}
 
-  getAllActions(): Promise<Row[]> {
-    return this.reader.all('actions');
+  async getAllActions(caller: Caller): Promise<Row[]> {
+    const actions = await this.reader.all('actions');
+    if (seesAll(caller)) return actions;
+    return (await this.usableActions(caller, actions)).map(actionView);
   }
 
-  findActionByCode(code: string): Promise<Row | null> {
-    return this.reader.record('actions', code);
+  async findActionByCode(caller: Caller, code: string): Promise<Row | null> {
+    const action = await this.reader.record('actions', code);
+    if (!action || seesAll(caller)) return action;
+    return (await this.usableActions(caller, [action])).map(actionView)[0] ?? null;
   }
 
-  findAgentByCode(code: string): Promise<Row | null> {
-    return this.reader.record('agents', code);
+  async findAgentByCode(caller: Caller, code: string): Promise<Row | null> {
+    const agent = await this.reader.record('agents', code);
+    if (!agent || seesAll(caller)) return agent;
+    return { code: agent.code, description: agent.description ?? null };
   }
 
-  findToolByCode(code: string): Promise<Row | null> {
-    return this.reader.record('tools', code);
+  async findToolByCode(caller: Caller, code: string): Promise<Row | null> {
+    const tool = await this.reader.record('tools', code);
+    if (!tool || seesAll(caller)) return tool;
+    const granted = (await this.access.toolsGranted(caller, [code])).has(code);
+    if (!granted && !(await this.actionTools(caller)).has(code)) return null;
+    const definition = (await this.resolver.toolDefinitions([code])).get(code)!;
+    return { code, description: tool.description ?? null, parameters: definition.parameters };
   }
 
-  findMcpClientByName(name: string): Promise<Row | null> {
-    return this.reader.record('mcpClients', name);
+  async findMcpClientByName(caller: Caller, name: string): Promise<Row | null> {
+    const client = await this.reader.record('mcpClients', name);
+    if (!client || seesAll(caller)) return client;
+    const actions = await this.usableActions(caller, await this.reader.all('actions'));
+    if (!actions.some((a) => (a.mcpClients as string[]).includes(name))) return null;
+    return { name, description: client.description ?? null };
+  }
+
+  /** The actions `caller` may run: their model and its provider are usable by it. */
+  private async usableActions(caller: Caller, actions: Row[]): Promise<Row[]> {
+    const usable: Row[] = [];
+    for (const action of actions) {
+      const model = await this.reader.record('models', action.llmModel as string);
+      const provider = model ? await this.reader.record('providers', model.llmProvider as string) : null;
+      if (!model || !provider) continue;
+      if (
+        (await this.access.canUse(caller, 'models', model)) &&
+        (await this.access.canUse(caller, 'providers', provider))
+      )
+        usable.push(action);
+    }
+    return usable;
+  }
+
+  /** The tools of the actions `caller` may run, their skills' tools included. */
+  private async actionTools(caller: Caller): Promise<Set<string>> {
+    const actions = await this.usableActions(caller, await this.reader.all('actions'));
+    const skillCodes = actions.flatMap((a) => (a.skills as { skill: string }[]).map((s) => s.skill));
+    const skills = await this.reader.many('skills', [...new Set(skillCodes)]);
+    return new Set([
+      ...actions.flatMap((a) => a.tools as string[]),
+      ...skills.flatMap((s) => s.record.tools as string[]),
+    ]);
   }
 }
+
+/** Admins and auditors read the whole catalog (secrets as flags only). */
+const seesAll = (caller: Caller): boolean => caller.roles.includes('admin') || caller.roles.includes('auditor');
+
+const actionView = (action: Row): Row => ({ code: action.code, description: action.description ?? null });

@@ -3,7 +3,7 @@ import { registerSecrets } from '@parley/observability';
 import { DomainError } from '@parley/core';
 import type { ToolConfig } from '@parley/tools';
 import type { Row } from '../model/entity-schemas';
-import { setExisting } from '../secrets/object-paths';
+import { restoreToolSecrets } from '../secrets/tool-secrets';
 import { CatalogReader } from '../store/catalog-reader';
 import { callTimeCache } from './call-time-cache';
 
@@ -22,7 +22,7 @@ export class CatalogToolConfigSource {
     if (!tool) throw DomainError.notFound('Tool', toolCode);
     registerSecrets(tool.secret);
     const config = structuredClone(tool.record.config) as Row;
-    for (const [path, value] of Object.entries(tool.secret ?? {})) setExisting(config, path, value);
+    restoreToolSecrets(config, tool.secret);
     return Object.freeze(config) as ToolConfig;
   }
 }

@@ -1,8 +1,7 @@
-import { TOOL_SECRET_PATHS } from '@parley/tools';
 import { z } from 'zod';
 import type { SecretKind } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
-import { deletePath, getPath } from './object-paths';
+import { extractToolSecrets, takeUrlSecret } from './tool-secrets';
 
 /**
  * The write-only values of each entity with secrets. In a bundle or request a secret that is
@@ -42,30 +41,29 @@ export const SECRET_SPECS: Record<SecretKind, SecretSpec> = {
       providerConfig: z.looseObject({ headers: stringMap.optional() }).nullable().optional(),
     },
     mode: 'merge',
-    extract: (item) => takeFields(item, ['apiKey', 'providerConfig']),
-    flags: (s) => ({ apiKeySet: typeof s.apiKey === 'string', providerConfigSet: s.providerConfig != null }),
+    // A baseUrl's userinfo or query string is a secret too; the record keeps the URL without it.
+    extract: (item) => ({ ...takeFields(item, ['apiKey', 'providerConfig']), ...takeUrlSecret(item, 'baseUrl') }),
+    flags: (s) => ({
+      apiKeySet: typeof s.apiKey === 'string',
+      providerConfigSet: s.providerConfig != null,
+      ...(typeof s.baseUrl === 'string' ? { baseUrlSecretSet: true } : {}),
+    }),
   },
   mcpClient: {
     input: { env: stringMap.nullable().optional(), headers: stringMap.nullable().optional() },
     mode: 'merge',
-    extract: (item) => takeFields(item, ['env', 'headers']),
-    flags: (s) => ({ envSet: names(s.env), headersSet: names(s.headers) }),
+    extract: (item) => ({ ...takeFields(item, ['env', 'headers']), ...takeUrlSecret(item, 'mcpConnectionUrl') }),
+    flags: (s) => ({
+      envSet: names(s.env),
+      headersSet: names(s.headers),
+      ...(typeof s.mcpConnectionUrl === 'string' ? { mcpConnectionUrlSecretSet: true } : {}),
+    }),
   },
   tool: {
     input: {},
     // The tool's config was validated whole (stored secrets filled in); its secret paths are all there is.
     mode: 'replace',
-    extract: (item) => {
-      const taken: Secret = {};
-      const config = item.config as Row | null;
-      for (const path of TOOL_SECRET_PATHS) {
-        const value = config ? getPath(config, path) : undefined;
-        if (value === undefined) continue;
-        taken[path] = value;
-        deletePath(config!, path);
-      }
-      return taken;
-    },
+    extract: (item) => extractToolSecrets(item.config as Row | null),
     flags: (s) => ({ secretsSet: Object.keys(s).sort() }),
   },
 };

@@ -7,6 +7,7 @@ import { ProviderCredentials } from '../runtime/provider-credentials';
 import { CatalogReader } from '../store/catalog-reader';
 import { SnapshotResolver } from './snapshot-resolver';
 
+const ADMIN = { subject: 'root', roles: ['admin'] };
 const API_KEY = 'sk-live-DO-NOT-LEAK-4242';
 
 describe('SnapshotResolver', () => {
@@ -112,11 +113,11 @@ describe('SnapshotResolver', () => {
   });
 
   it('resolves catalog tool codes into definitions for a tool repository, naming unknown codes', async () => {
-    const [tool] = await resolver.resolveTools(['ORDER_STATUS']);
+    const [tool] = await resolver.resolveTools(['ORDER_STATUS'], ADMIN);
     expect(tool).toMatchObject({ name: 'ORDER_STATUS', kind: 'in_process', ref: 'ORDER_STATUS', idempotent: true });
     expect(tool.parameters).toMatchObject({ type: 'object', required: ['orderId'] });
     const error = (await resolver
-      .resolveTools(['ORDER_STATUS', 'NOPE', 'NADA'])
+      .resolveTools(['ORDER_STATUS', 'NOPE', 'NADA'], ADMIN)
       .catch((e: unknown) => e)) as DomainError;
     expect([error.code, error.details]).toEqual(['NOT_FOUND', { tools: ['NOPE', 'NADA'] }]);
   });

@@ -143,19 +143,32 @@ export class SnapshotResolver {
 
   /**
    * Catalog tools by code, as the model sees them: the tools of a repository a client adds to a
-   * running conversation (seed 002). An unknown code is named.
+   * running conversation (seed 002). An unknown code is named (NOT_FOUND); so is a tool that is
+   * not shared with `caller` through its ACL (FORBIDDEN; admins may attach any tool).
    */
-  async resolveTools(codes: string[]): Promise<ToolDefinition[]> {
+  async resolveTools(codes: string[], caller: Caller): Promise<ToolDefinition[]> {
     const definitions = await this.definitionsOf(unique(codes));
     const missing = unique(codes).filter((c) => !definitions.has(c));
     if (missing.length > 0) {
       const list = missing.map((c) => `'${c}'`).join(', ');
       throw new DomainError('NOT_FOUND', `No catalog tool has the code ${list}.`, { tools: missing });
     }
+    const granted = await this.access.toolsGranted(caller, codes);
+    const refused = unique(codes).filter((c) => !granted.has(c));
+    if (refused.length > 0) {
+      const list = refused.map((c) => `'${c}'`).join(', ');
+      throw new DomainError('FORBIDDEN', `The tool(s) ${list} are not shared with '${caller.subject}'.`, {
+        tools: refused,
+      });
+    }
     return codes.map((c) => definitions.get(c)!);
   }
 
   /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters. */
+  toolDefinitions(codes: string[]): Promise<Map<string, ToolDefinition>> {
+    return this.definitionsOf(codes);
+  }
+
   private async definitionsOf(codes: string[]): Promise<Map<string, ToolDefinition>> {
     const tools = records(await this.reader.many('tools', codes));
     const inputCodes = unique(tools.map((t) => t.llmSchemaInput as string | null).filter((c): c is string => !!c));
@@ -182,6 +195,7 @@ export class SnapshotResolver {
       turnTimeoutMs: pick('turnTimeoutMs', turn.timeoutMs),
       maxToolOutputBytes: pick('maxToolOutputBytes', turn.maxToolOutputBytes),
       questionTimeoutMs: pick('questionTimeoutMs', turn.questionTimeoutMs),
+      maxToolCallsPerReply: turn.maxToolCallsPerReply,
     };
   }
 }

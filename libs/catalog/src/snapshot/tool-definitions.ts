@@ -4,8 +4,9 @@ import type { Row } from '../model/entity-schemas';
 
 /**
  * How catalog tools look to the model. Names are function-name safe and unique; parameters
- * are the tool's input DomainSchema, else derived from seed 002's `schema` parameters
- * (ignored ones left out: the executor fills their static values).
+ * are the tool's input DomainSchema, else derived from seed 002's `schema` parameters. Ignored
+ * parameters and those with a static `value` are left out: the executor fills the static values
+ * in at call time, so they never reach the model, the snapshot or the events.
  */
 const EMPTY_OBJECT = { type: 'object', properties: {} };
 
@@ -28,21 +29,17 @@ export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> |
 
 function parametersOf(config: ToolConfig): Record<string, unknown> {
   if (config.kind !== 'http' && config.kind !== 'emitter') return EMPTY_OBJECT;
-  const inferred = config.schema.filter((p) => !p.ignore);
+  const inferred = config.schema.filter((p) => !p.ignore && p.value === undefined);
   return {
     type: 'object',
     properties: Object.fromEntries(inferred.map((p) => [p.parameter, parameterSchema(p)])),
-    required: inferred.filter((p) => p.value === undefined).map((p) => p.parameter),
+    required: inferred.map((p) => p.parameter),
     additionalProperties: false,
   };
 }
 
 function parameterSchema(p: ToolParameter): Record<string, unknown> {
-  return {
-    type: p.type,
-    ...(p.description ? { description: p.description } : {}),
-    ...(p.value !== undefined ? { default: p.value } : {}),
-  };
+  return { type: p.type, ...(p.description ? { description: p.description } : {}) };
 }
 
 /** The function a model calls to load a skill disclosed on request (seed 003). */

@@ -15,9 +15,13 @@ export const waitOptions = {
   timeoutMs: z.number().int().min(0).max(600_000).optional(),
 };
 
+/** The scheme is checked here; the host rules (no private addresses) in the send-message handler. */
 export const attachmentSchema = z.strictObject({
   mediaType: z.string().trim().min(1).max(255),
-  url: z.url().max(4096),
+  url: z
+    .url()
+    .max(4096)
+    .refine((u) => /^(https|data):/i.test(u), { message: 'only https: and data: URLs are accepted' }),
 });
 
 export const repositoryIdSchema = z

@@ -29,6 +29,12 @@ export interface Executed {
 }
 
 const MAX_CONFLICT_RETRIES = 5;
+/**
+ * Kill and terminate must win over a running turn however often it appends: they retry every
+ * conflict (after a short random wait, so they do not retry in step with the turn) for this long.
+ */
+const PREVAILING = new Set<ConversationCommand['type']>(['KillConversation', 'TerminateConversation']);
+const PREVAIL_FOR_MS = 30_000;
 
 /**
  * What every conversation command does: load, check the caller and the idempotency key, decide,
@@ -55,6 +61,15 @@ export class CommandRunner {
     );
   }
 
+  /**
+   * Whose conversation it is: the subject its running turns count against, whoever sends the
+   * command (the worker gives the slot back under the same one). Null when it does not exist.
+   */
+  async ownerOf(conversationId: string): Promise<string | null> {
+    const { state } = await this.repository.loadForWrite(conversationId);
+    return state.status === 'none' ? null : state.owner;
+  }
+
   private async run(
     conversationId: string,
     ctx: OperationContext,
@@ -63,6 +78,7 @@ export class CommandRunner {
   ): Promise<Executed> {
     requireRoles(ctx.caller, ['client', 'admin']);
     const commandHash = ctx.idempotencyKey ? hashOf(body) : undefined;
+    const giveUpAt = PREVAILING.has(body.type) ? Date.now() + PREVAIL_FOR_MS : 0;
     // The first attempt decides on the state this process folded last, without a read; a
     // refusal, a replay or a conflict on it is checked again on a fresh load before it counts.
     for (let attempt = 1; ; attempt++) {
@@ -74,7 +90,9 @@ export class CommandRunner {
         const executed = await this.attempt(conversationId, loaded, ctx, commandHash, build);
         if (executed) return executed;
       } catch (err) {
-        if (!(err instanceof WrongExpectedVersion) || attempt >= MAX_CONFLICT_RETRIES) throw err;
+        if (!(err instanceof WrongExpectedVersion)) throw err;
+        if (attempt >= MAX_CONFLICT_RETRIES && Date.now() >= giveUpAt) throw err;
+        if (attempt >= MAX_CONFLICT_RETRIES) await new Promise((r) => setTimeout(r, Math.random() * 20));
       }
     }
   }

@@ -10,8 +10,11 @@ export interface SnapshotSource {
     actionCode: string,
     caller: { subject: string; roles: readonly string[] },
   ): Promise<ConversationSnapshot>;
-  /** Catalog tool codes as definitions, for a tool repository; NOT_FOUND names unknown codes. */
-  resolveTools(toolCodes: string[]): Promise<ToolDefinition[]>;
+  /**
+   * Catalog tool codes as definitions, for a tool repository; NOT_FOUND names unknown codes,
+   * FORBIDDEN those not shared with the caller.
+   */
+  resolveTools(toolCodes: string[], caller: { subject: string; roles: readonly string[] }): Promise<ToolDefinition[]>;
 }
 
 export const SNAPSHOT_SOURCE = Symbol('parley.snapshot-source');

@@ -9,12 +9,12 @@ import { TurnCommand } from './turn-command';
 import type { TurnWaiter } from './turn-waiter';
 
 /** A command runner that answers `outcome` (or throws it) without a store: TurnCommand's slot rules alone. */
-function turnCommand(slots: TurnSlots, outcome: () => Promise<Executed>) {
-  const runner = { execute: jest.fn(outcome) };
+function turnCommand(slots: TurnSlots, outcome: () => Promise<Executed>, owner = 'alice') {
+  const runner = { execute: jest.fn(outcome), ownerOf: async () => owner };
   const command = new TurnCommand(
     runner as unknown as CommandRunner,
     {} as TurnWaiter,
-    { turn: { timeoutMs: 1_000 } } as Config,
+    { turn: { timeoutMs: 1_000 }, limits: { maxWaitMs: 30_000 } } as Config,
     slots,
   );
   const run = (conversationId: string, ctx: OperationContext) =>
@@ -87,6 +87,18 @@ describe('TurnCommand', () => {
 
     await run('c1', alice);
 
+    await expect(slots.acquire('alice', 'c2')).resolves.toBe('taken');
+  });
+
+  it("takes the conversation owner's slot when an admin starts its turn, the one the worker gives back", async () => {
+    const slots = oneSlot();
+    const { run } = turnCommand(slots, async () => executed([turnStarted]));
+
+    await run('c1', { caller: { subject: 'ops', roles: ['admin'] } });
+
+    await expect(slots.acquire('alice', 'c2')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await expect(slots.acquire('ops', 'c2')).resolves.toBe('taken');
+    await slots.release('alice', 'c1');
     await expect(slots.acquire('alice', 'c2')).resolves.toBe('taken');
   });
 

@@ -35,9 +35,9 @@ export class TurnCommand {
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
     build: CommandBuilder,
   ): Promise<TurnReply> {
-    const took = await this.admit(conversationId, ctx);
+    const { took, subject } = await this.admit(conversationId, ctx);
     // Only a slot this command took is given back: one it found held is a running turn's.
-    const giveBack = () => (took ? this.slots?.release(ctx.caller.subject, conversationId) : undefined);
+    const giveBack = () => (took ? this.slots?.release(subject, conversationId) : undefined);
     const watch = input.wait ? this.waiter.watch(conversationId) : null;
     try {
       let executed;
@@ -52,7 +52,8 @@ export class TurnCommand {
       const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
       if (!startsTurn) await giveBack();
       if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
-      const timeoutMs = input.timeoutMs ?? this.config.turn.timeoutMs;
+      // A request held open is a connection and a poll loop: never longer than MAX_WAIT_MS.
+      const timeoutMs = Math.min(input.timeoutMs ?? this.config.turn.timeoutMs, this.config.limits.maxWaitMs);
       const waited = await watch.until(executed, timeoutMs, executed.replayed);
       return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
     } finally {
@@ -63,21 +64,27 @@ export class TurnCommand {
   /**
    * Takes the slot while the rate limit's verdict is still on its way: both Redis scripts are in
    * flight at once, so the command waits for Redis once instead of twice. A refusal by either
-   * leaves no slot taken behind it. True when the slot was taken here, false when a running turn
-   * held it already.
+   * leaves no slot taken behind it. The slot is the owner's (an admin's command on a client's
+   * conversation takes the client's, which the worker gives back when the turn ends). `took`:
+   * the slot was taken here, not held already by a running turn.
    */
-  private async admit(conversationId: string, ctx: OperationContext): Promise<boolean> {
+  private async admit(conversationId: string, ctx: OperationContext): Promise<{ took: boolean; subject: string }> {
+    const { slots } = this;
+    const owner = slots
+      ? this.runner.ownerOf(conversationId).then((o) => o ?? ctx.caller.subject)
+      : Promise.resolve(ctx.caller.subject);
     const [verdict, slot] = await Promise.allSettled([
       ctx.rateLimit,
-      this.slots?.acquire(ctx.caller.subject, conversationId),
+      owner.then((subject) => slots?.acquire(subject, conversationId)),
     ]);
+    const subject = await owner.catch(() => ctx.caller.subject);
     const took = slot.status === 'fulfilled' && slot.value === 'taken';
     if (verdict.status === 'rejected') {
-      if (took) await this.slots?.release(ctx.caller.subject, conversationId).catch(() => undefined);
+      if (took) await this.slots?.release(subject, conversationId).catch(() => undefined);
       throw verdict.reason;
     }
     if (slot.status === 'rejected') throw slot.reason;
-    return took;
+    return { took, subject };
   }
 }
 

@@ -22,7 +22,12 @@ export class TinyMcpServer {
     this.registrations.push((server) =>
       server.registerTool(
         'fail',
-        { description: 'Always reports an error', inputSchema: { reason: z.string() } },
+        // Claims to be idempotent: a server's hint that Parley must not act on by itself.
+        {
+          description: 'Always reports an error',
+          inputSchema: { reason: z.string() },
+          annotations: { idempotentHint: true },
+        },
         async ({ reason }) => ({ isError: true, content: [{ type: 'text', text: `failed: ${reason}` }] }),
       ),
     );

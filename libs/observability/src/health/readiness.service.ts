@@ -12,11 +12,14 @@ export interface Readiness {
 }
 
 const DEFAULT_TIMEOUT_MS = 1_500;
+/** A readiness answer serves every probe for this long: a flood of probes does not multiply them. */
+const CACHE_MS = 1_000;
 
 /**
  * Readiness of the dependencies this process uses, found by injection (PG_POOL `select 1`, REDIS
  * PING, a flush of the NATS_LINK's connection, down while NATS has not answered yet). A dependency that is not configured reports 'disabled' and does
- * not fail readiness; other probes can be added with `register`.
+ * not fail readiness; other probes can be added with `register`. One round of probes answers
+ * every check that starts within a second of it.
  */
 @Injectable()
 export class ReadinessService {
@@ -26,6 +29,7 @@ export class ReadinessService {
     ['nats', null],
   ]);
   private timeoutMs = DEFAULT_TIMEOUT_MS;
+  private latest: { at: number; checks: Promise<Record<string, CheckStatus>> } | null = null;
 
   constructor(
     @Optional() @Inject(PG_POOL) pool?: Pool,
@@ -44,6 +48,7 @@ export class ReadinessService {
   /** Adds or replaces a probe; null marks the dependency as disabled. */
   register(name: string, probe: Probe | null): this {
     this.probes.set(name, probe);
+    this.latest = null;
     return this;
   }
 
@@ -52,7 +57,15 @@ export class ReadinessService {
     return this;
   }
 
-  async check(): Promise<Record<string, CheckStatus>> {
+  check(): Promise<Record<string, CheckStatus>> {
+    const now = Date.now();
+    if (this.latest && now - this.latest.at < CACHE_MS) return this.latest.checks;
+    const checks = this.probeAll();
+    this.latest = { at: now, checks };
+    return checks;
+  }
+
+  private async probeAll(): Promise<Record<string, CheckStatus>> {
     const entries = await Promise.all(
       [...this.probes].map(async ([name, probe]) => [name, probe ? await this.run(probe) : 'disabled'] as const),
     );

@@ -6,6 +6,7 @@ import { DatabaseModule, RedisModule } from '@parley/platform';
 import { createTestDatabase, freePort, killProcess, startRedisServer, type TestDatabase } from '@parley/testing';
 import { HttpErrorFilter } from '@parley/transport';
 import { ObservabilityModule } from '../observability.module';
+import { ReadinessService } from './readiness.service';
 
 async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -64,6 +65,20 @@ describe('GET /health/ready', () => {
     const back = await eventually(ready, (r) => r.statusCode === 200);
     expect(back.statusCode).toBe(200);
     expect(back.json().checks.redis).toBe('ok');
+  });
+
+  it('answers a flood of readiness probes with one round of checks a second', async () => {
+    let probed = 0;
+    app.get(ReadinessService).register('counted', async () => (probed += 1));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => ready()));
+    for (let i = 0; i < 10; i++) answers.push(await ready());
+
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(30).fill(200));
+    expect(probed).toBe(1);
+    await new Promise((r) => setTimeout(r, 1100));
+    await ready();
+    expect(probed).toBe(2);
+    app.get(ReadinessService).register('counted', null);
   });
 
   it('keeps liveness at 200 whatever the dependencies do', async () => {

@@ -2,7 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import { CONFIG, type Config } from '@parley/config';
 import type { Pool } from 'pg';
 import { DataSource, type EntitySchema } from 'typeorm';
-import { createPgPool, pgSocket } from './pg-pool';
+import { createPgPool, pgSocket, pgTimeouts } from './pg-pool';
 
 /** The raw `pg` pool: the event store and hot paths issue SQL through it. */
 export const PG_POOL = Symbol('parley.pg-pool');
@@ -54,6 +54,8 @@ export class DatabaseModule {
               url: urlOf(config, options),
               max: config.database.poolSize,
               applicationName: options.applicationName,
+              acquireTimeoutMs: config.database.acquireTimeoutMs,
+              statementTimeoutMs: config.database.statementTimeoutMs,
             }),
         },
         {
@@ -67,7 +69,13 @@ export class DatabaseModule {
               poolSize: Math.max(2, Math.ceil(config.database.poolSize / 2)),
               synchronize: false,
               logging: false,
-              extra: { stream: pgSocket },
+              extra: {
+                stream: pgSocket,
+                ...pgTimeouts({
+                  acquireTimeoutMs: config.database.acquireTimeoutMs,
+                  statementTimeoutMs: config.database.statementTimeoutMs,
+                }),
+              },
             });
             return dataSource.initialize();
           },

@@ -2,8 +2,9 @@ import { types } from 'node:util';
 import { DomainError } from '@parley/core';
 
 // PostgreSQL's SQLSTATEs that mean "no usable connection": class 08 (connection exception),
-// the server shutting down or starting (57P01–57P03), and too many connections (53300).
-const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+// the server shutting down or starting (57P01–57P03), too many connections (53300), and a
+// statement cancelled by statement_timeout (57014): the database is too slow to answer now.
+const POSTGRES_UNAVAILABLE = /^(08...|57P0[123]|57014|53300)$/;
 // What `pg` and `pg-pool` throw without a SQLSTATE when the connection is gone or never came.
 const POSTGRES_MESSAGES = ['Connection terminated', 'timeout exceeded when trying to connect', 'is not queryable'];
 // What ioredis throws while its connection is down (no offline queue, or retries used up).

@@ -16,6 +16,10 @@ const SETTING_ERRORS = new Set<string>([
   ErrorCode.WssRequired,
 ]);
 
+/** Node's refusals of the server's certificate (an unknown CA, a name that does not match, an expired one). */
+const isCertificateError = (code: string): boolean =>
+  code.startsWith('ERR_TLS_') || /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/.test(code);
+
 /** How long the link waits between attempts while NATS has never answered. */
 export const NATS_RETRY_MS = 2_000;
 
@@ -91,7 +95,7 @@ export class NatsLink {
       const failure = `NATS at ${this.url} (NATS_URL) could not be reached`;
       const reason = `${failure}: ${err instanceof Error ? err.message : String(err)}`;
       const code = (err as { code?: unknown }).code;
-      const refused = typeof code === 'string' && SETTING_ERRORS.has(code);
+      const refused = typeof code === 'string' && (SETTING_ERRORS.has(code) || isCertificateError(code));
       if (refused && first) throw new Error(failure, { cause: err });
       if (refused) this.logger.error(reason);
       else if (first) this.logger.warn(`${reason}; starting without it and trying again every ${NATS_RETRY_MS} ms`);

@@ -2,6 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown 
 import { CONFIG, type Config } from '@parley/config';
 import type { NatsConnection } from 'nats';
 import { NatsLink } from './nats-link';
+import { natsConnectSettings } from './nats-options';
 
 /** The process's NatsLink: its connection once NATS answers; never one when NATS_URL is unset (NATS off). */
 export const NATS_LINK = Symbol('parley.nats-link');
@@ -28,9 +29,15 @@ export class NatsModule {
           useFactory: (config: Config): Promise<NatsLink> | NatsLink => {
             const url = options.url === undefined ? config.nats.url : options.url;
             if (!url) return NatsLink.off();
+            // The credentials leave the URL here: the link only ever shows the address.
+            const settings = natsConnectSettings(url, config.nats);
             // A server that restarts later is reconnected to for ever; one that cannot be reached
             // at start is tried again in the background while the rest of Parley runs.
-            return NatsLink.open(url, { name: options.name ?? config.prefix, maxPingOut: 3 });
+            return NatsLink.open(settings.shownUrl, {
+              ...settings.options,
+              name: options.name ?? config.prefix,
+              maxPingOut: 3,
+            });
           },
         },
         NatsLifecycle,

@@ -1,4 +1,4 @@
-import { assertCanRead, ownerFilter, type Principal } from '@parley/auth';
+import { assertCanRead, canReadConversation, ownerFilter, type Principal } from '@parley/auth';
 import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
 import { decodeCursor, encodeCursor } from './cursor';
@@ -134,8 +134,9 @@ export class ConversationQueries {
     return row;
   }
 
+  /** The rule `require` (assertCanRead) applies too: a client reads only its own, auditors and admins all. */
   private readable(principal: Principal, row: Row): boolean {
-    return ownerFilter(principal) === null || ownerFilter(principal) === row.owner;
+    return canReadConversation(principal, row.owner as string);
   }
 
   private async row(conversationId: string): Promise<Row | null> {

@@ -74,6 +74,29 @@ describe('Emitter tools against a real NATS server', () => {
   });
 });
 
+describe("Emitter tools and Parley's own subjects", () => {
+  it('refuse <prefix>.* and _INBOX subjects as NOT_ALLOWED, publishing nothing', async () => {
+    Logger.overrideLogger(['error']);
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const { app, catalog } = await toolsTestApp({ natsUrl: NATS_URL, env: { PARLEY_PREFIX: prefix } });
+    const listener = await connect({ servers: NATS_URL });
+    const seen: string[] = [];
+    listener.subscribe(`${prefix}.live.>`, { callback: (_err, msg) => seen.push(msg.subject) });
+    listener.subscribe('_INBOX_app.>', { callback: (_err, msg) => seen.push(msg.subject) });
+    await listener.flush();
+    for (const subject of [`${prefix}.live.${randomUUID()}`, `${prefix}.evt.ConversationStarted`, '_INBOX_app.x']) {
+      catalog.tools.set('APPT', { kind: 'emitter', emitter: subject, schema: [] });
+      const def = toolDef({ name: 'appt', kind: 'emitter', ref: 'APPT' });
+      const outcome = await app.get(ToolExecutor).execute(def, '{}', callContext());
+      expect([subject, outcome]).toMatchObject([subject, { ok: false, error: { code: 'NOT_ALLOWED' } }]);
+    }
+    await listener.flush();
+    expect(seen).toEqual([]);
+    await listener.close();
+    await app.close();
+  });
+});
+
 describe('Emitter tools with NATS off', () => {
   it('fail as UNAVAILABLE', async () => {
     Logger.overrideLogger(['error']);

@@ -3,17 +3,21 @@ import type { HostAllowList } from './host-allow-list';
 
 const MAX_REDIRECTS = 3;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** The only headers that follow a redirect to another origin: configured headers may carry secrets. */
+const CROSS_ORIGIN_HEADERS = new Set(['accept', 'content-type']);
 
 export interface OutboundRequest {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** The body holds credentials (a token request's secret): it never follows a redirect to another origin. */
+  secretBody?: boolean;
 }
 
 /**
  * fetch that checks every hop against the allow-list: redirects are followed by hand (at most
- * three) so a listed host cannot bounce a call to an unlisted one, and credentials never follow
- * a redirect to another origin.
+ * three) so a listed host cannot bounce a call to an unlisted one, and neither credentials nor
+ * configured headers (API keys, tenant ids) follow a redirect to another origin.
  */
 export async function guardedFetch(
   url: string,
@@ -23,7 +27,7 @@ export async function guardedFetch(
 ): Promise<Response> {
   let current = new URL(url);
   let { method, body } = request;
-  const headers = { ...request.headers };
+  let headers = { ...request.headers };
   for (let hop = 0; ; hop++) {
     const refusal = allowList.refusal(current);
     if (refusal) throw new ToolFailure('NOT_ALLOWED', refusal);
@@ -40,7 +44,16 @@ export async function guardedFetch(
       body = undefined;
       delete headers['content-type'];
     }
-    if (next.origin !== current.origin) delete headers.authorization;
+    if (next.origin !== current.origin) {
+      if (body !== undefined && request.secretBody)
+        throw new ToolFailure(
+          'NOT_ALLOWED',
+          `${current.host} redirected a request carrying credentials to ${next.host}.`,
+        );
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name.toLowerCase())),
+      );
+    }
     current = next;
   }
 }

@@ -14,7 +14,12 @@ const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'https:': '443' };
 export class HostAllowList {
   private readonly entries: Entry[];
 
-  constructor(entries: readonly string[]) {
+  /** `setting` and `callers` name the list and who it guards in a refusal (also providers' and MCP clients' lists). */
+  constructor(
+    entries: readonly string[],
+    private readonly setting = 'TOOL_HTTP_ALLOWED_HOSTS',
+    private readonly callers = 'HTTP tools',
+  ) {
     this.entries = entries.map(parseEntry);
   }
 
@@ -28,9 +33,7 @@ export class HostAllowList {
     const allowed = this.entries.some(
       (e) => (e.port === null || e.port === port) && (e.wildcard ? host.endsWith(`.${e.host}`) : host === e.host),
     );
-    return allowed
-      ? null
-      : `The host ${host}:${port} is not in TOOL_HTTP_ALLOWED_HOSTS, so HTTP tools may not call it.`;
+    return allowed ? null : `The host ${host}:${port} is not in ${this.setting}, so ${this.callers} may not call it.`;
   }
 }
 

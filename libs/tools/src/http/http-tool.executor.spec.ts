@@ -11,6 +11,7 @@ let tokensIssued = 0;
 
 describe('HTTP tools against a real HTTP server', () => {
   let server: RecordingHttpServer;
+  let elsewhere: RecordingHttpServer;
   let app: INestApplicationContext;
   let catalog: FakeCatalog;
   let executor: ToolExecutor;
@@ -43,14 +44,19 @@ describe('HTTP tools against a real HTTP server', () => {
       .route('/escape', (_req, res) =>
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }).end(),
       )
+      .route('/away', (_req, res) => res.writeHead(307, { location: elsewhere.url('/landing') }).end())
       .start();
-    ({ app, catalog } = await toolsTestApp({ env: { TOOL_HTTP_ALLOWED_HOSTS: `127.0.0.1:${server.port}` } }));
+    elsewhere = await new RecordingHttpServer().route('/landing', (_req, res) => json(res, 200, {})).start();
+    ({ app, catalog } = await toolsTestApp({
+      env: { TOOL_HTTP_ALLOWED_HOSTS: `127.0.0.1:${server.port},127.0.0.1:${elsewhere.port}` },
+    }));
     executor = app.get(ToolExecutor);
   });
 
   afterAll(async () => {
     await app.close();
     await server.stop();
+    await elsewhere.stop();
   });
 
   beforeEach(() => {
@@ -167,6 +173,24 @@ describe('HTTP tools against a real HTTP server', () => {
     configure('HOP', { url: server.url('/hop'), method: 'GET', request: { auth: 'none' } });
     expect(await run('HOP', {})).toMatchObject({ ok: true });
     expect(server.requestsTo('/echo')).toHaveLength(1);
+  });
+
+  it('drops the credentials and configured headers on a redirect to another origin', async () => {
+    configure('AWAY', {
+      url: server.url('/away'),
+      method: 'PUT',
+      headers: { 'X-Api-Key': 'k-123', 'X-Tenant': 'acme' },
+      request: { auth: 'basic', basic: { username: 'parley', password: 's3cret' } },
+    });
+    expect(await run('AWAY', { n: 1 })).toMatchObject({ ok: true });
+    const [first] = server.requestsTo('/away');
+    expect(first.headers['x-api-key']).toBe('k-123');
+    const [landed] = elsewhere.requestsTo('/landing');
+    expect(landed.headers['x-api-key']).toBeUndefined();
+    expect(landed.headers['x-tenant']).toBeUndefined();
+    expect(landed.headers.authorization).toBeUndefined();
+    expect(landed.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(landed.body)).toEqual({ n: 1 });
   });
 
   it('refuses a redirect to a host that is not allowed', async () => {

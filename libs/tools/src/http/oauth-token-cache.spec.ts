@@ -4,6 +4,7 @@ import { OAuthTokenCache, type BearerConfig } from './oauth-token-cache';
 
 describe('OAuthTokenCache against a real token endpoint', () => {
   let server: RecordingHttpServer;
+  let elsewhere: RecordingHttpServer;
   let issued = 0;
   let now = 0;
   let cache: OAuthTokenCache;
@@ -22,16 +23,24 @@ describe('OAuthTokenCache against a real token endpoint', () => {
         }),
       )
       .route('/denied', (_req, res) => json(res, 401, { error: 'invalid_client' }))
+      .route('/moved', (_req, res) => res.writeHead(307, { location: elsewhere.url('/token') }).end())
       .start();
+    elsewhere = await new RecordingHttpServer().route('/token', (_req, res) => json(res, 200, {})).start();
   });
 
-  afterAll(() => server.stop());
+  afterAll(async () => {
+    await server.stop();
+    await elsewhere.stop();
+  });
 
   beforeEach(() => {
     server.requests.length = 0;
     issued = 0;
     now = 1_000_000;
-    cache = new OAuthTokenCache(new HostAllowList([`127.0.0.1:${server.port}`]), () => now);
+    cache = new OAuthTokenCache(
+      new HostAllowList([`127.0.0.1:${server.port}`, `127.0.0.1:${elsewhere.port}`]),
+      () => now,
+    );
   });
 
   const clientCredentials = (path: string, extra: Partial<BearerConfig> = {}): BearerConfig =>
@@ -78,6 +87,21 @@ describe('OAuthTokenCache against a real token endpoint', () => {
     expect(await cache.accessToken(user('ana'), signal)).toBe('tok-1');
     expect(await cache.accessToken(user('bo'), signal)).toBe('tok-2');
     expect(await cache.accessToken(user('ana'), signal)).toBe('tok-1');
+  });
+
+  it('keeps tokens of different audiences and secrets apart', async () => {
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'billing' }), signal)).toBe('tok-1');
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'calendar' }), signal)).toBe('tok-2');
+    expect(
+      await cache.accessToken(clientCredentials('/token', { audience: 'billing', clientSecret: 'other' }), signal),
+    ).toBe('tok-3');
+    expect(await cache.accessToken(clientCredentials('/token', { audience: 'billing' }), signal)).toBe('tok-1');
+    expect(server.requestsTo('/token')).toHaveLength(3);
+  });
+
+  it('never sends the client secret on to another origin a token endpoint redirects to', async () => {
+    await expect(cache.accessToken(clientCredentials('/moved'), signal)).rejects.toMatchObject({ code: 'NOT_ALLOWED' });
+    expect(elsewhere.requests).toHaveLength(0);
   });
 
   it('reports a refusing token endpoint as UNAVAILABLE', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ToolFailure } from '../tool-outcome';
 import type { bearerAuthSchema } from '../tool-config';
 import type { z } from 'zod';
@@ -17,8 +18,9 @@ const DEFAULT_LIFETIME_MS = 300_000;
 
 /**
  * OAuth2 access tokens for bearer-authenticated HTTP tools (seed 002: client_credentials or
- * password grants), cached per (token URL, client, user) until shortly before they expire,
- * then refreshed with the refresh token when one was issued, else fetched again.
+ * password grants), cached per grant (token URL, client, user, audience and a hash of the
+ * secrets: tools that differ only in audience or secret never share a token) until shortly
+ * before they expire, then refreshed with the refresh token when one was issued, else fetched again.
  */
 export class OAuthTokenCache {
   private readonly tokens = new Map<string, CachedToken>();
@@ -68,6 +70,7 @@ export class OAuthTokenCache {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: new URLSearchParams(form).toString(),
+        secretBody: true,
       },
       this.allowList,
       signal,
@@ -97,10 +100,17 @@ export class OAuthTokenCache {
 }
 
 function keyOf(bearer: BearerConfig): string {
+  // The secrets are hashed so the key (kept in memory for the token's life) does not hold them.
+  const secrets = createHash('sha256')
+    .update(JSON.stringify([bearer.clientSecret ?? null, bearer.clientType === 'password' ? bearer.password : null]))
+    .digest('base64url');
   return JSON.stringify([
     bearer.tokenUrl,
+    bearer.clientType,
     bearer.clientId ?? null,
     bearer.clientType === 'password' ? bearer.username : null,
+    bearer.audience ?? null,
+    secrets,
   ]);
 }
 

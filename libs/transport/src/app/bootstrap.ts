@@ -10,7 +10,7 @@ import {
   startTracing,
   type Logger,
 } from '@parley/observability';
-import { resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
+import { natsConnectSettings, resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
 import { DomainError, ERROR_STATUS, errorBody } from '@parley/core';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -41,14 +41,25 @@ export function runDeployable(options: DeployableOptions): void {
   });
 }
 
+/**
+ * Registers every secret of the configuration with the log masker: the encryption, admin and JWT
+ * keys, and the NATS credentials (the password in NATS_URL or NATS_PASSWORD, the NKey seed, the
+ * `.creds` file's JWT and seed).
+ */
+export function registerConfigSecrets(config: Config): void {
+  const { security, eventStore } = config;
+  for (const secret of [security.encryptionKey, security.adminApiKey, security.jwt.secret, eventStore.chainKey])
+    registerSecret(secret);
+  if (config.nats.url)
+    for (const secret of natsConnectSettings(config.nats.url, config.nats).secrets) registerSecret(secret);
+}
+
 async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
   const loaded = loadConfig();
   logger.level = loaded.log.level;
   const warn = (message: string) => logger.warn(message);
   const withKey = await withLocalEncryptionKey(loaded, warn);
-  const { security, eventStore } = withKey;
-  for (const secret of [security.encryptionKey, security.adminApiKey, security.jwt.secret, eventStore.chainKey])
-    registerSecret(secret);
+  registerConfigSecrets(withKey);
   if (!options.embeddedDatabase && !withKey.database.url)
     throw new ConfigError([`DATABASE_URL: required by ${options.name}; only the all-in-one server embeds PostgreSQL`]);
   const database = await resolveDatabase(withKey, warn);

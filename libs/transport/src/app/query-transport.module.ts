@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { CatalogModule } from '@parley/catalog';
 import { LiveDeltasModule } from '@parley/read-models';
 import { operationsController } from '../http/operations.controller';
@@ -6,6 +8,7 @@ import { NATS_QUERY_SERVER, natsFrontDoor } from '../nats/nats-front-door';
 import { bindOperations, QUERY_OPERATIONS } from '../operations/bound-operations';
 import { QUERIES } from '../operations/query-table';
 import { StreamController } from '../sse/stream.controller';
+import { StreamHub } from '../sse/stream-hub';
 
 const QueriesController = operationsController('QueriesController', QUERY_OPERATIONS, QUERIES);
 
@@ -16,7 +19,21 @@ const QueriesController = operationsController('QueriesController', QUERY_OPERAT
  */
 @Module({
   imports: [CatalogModule, LiveDeltasModule],
-  providers: [bindOperations(QUERY_OPERATIONS, QUERIES), natsFrontDoor(NATS_QUERY_SERVER, 'qry', QUERY_OPERATIONS)],
+  providers: [
+    bindOperations(QUERY_OPERATIONS, QUERIES),
+    natsFrontDoor(NATS_QUERY_SERVER, 'qry', QUERY_OPERATIONS),
+    {
+      provide: StreamHub,
+      inject: [CONFIG, EVENT_STORE],
+      useFactory: (config: Config, store: EventStore) =>
+        new StreamHub({
+          store,
+          pollMs: config.eventStore.pollMs,
+          maxPerSubject: config.sse.maxStreamsPerSubject,
+          maxTotal: config.sse.maxStreams,
+        }),
+    },
+  ],
   controllers: [QueriesController, StreamController],
 })
 export class QueryTransportModule {}

@@ -1,7 +1,7 @@
 import { CatalogService } from '@parley/catalog';
 import { streamIdOf } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
-import { ProjectionsService } from '@parley/read-models';
+import { ConversationQueries, ProjectionsService } from '@parley/read-models';
 import { snapshotFixture } from '@parley/testing';
 import { connect, headers, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
@@ -61,18 +61,33 @@ describe('queries over HTTP and over NATS', () => {
     await side.close();
   });
 
-  it('reads its own writes with minPosition, and times out clearly on a position from the future', async () => {
+  it('reads its own writes with minPosition, and refuses a position from the future at once', async () => {
     const found = await http(`/api/v1/conversations/${waiting}?minPosition=${position}`);
     expect(found.status).toBe(200);
     expect(found.body).toMatchObject({ conversationUuid: waiting, llmProcessStatus: 'WA', position });
     const viaNats = await nats('findConversation', { conversationId: waiting, minPosition: position });
     expect(viaNats.result.llmProcessStatus).toBe('WA');
     const future = await http(`/api/v1/conversations/${waiting}?minPosition=pg:999999999:1`);
-    expect(future.status).toBe(504);
-    expect(future.body.error.code).toBe('TIMEOUT');
+    expect(future.status).toBe(400);
+    expect(future.body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { problems: [{ path: 'minPosition' }] },
+    });
     expect(
       (await nats('findConversation', { conversationId: waiting, minPosition: 'pg:999999999:1' })).error.code,
-    ).toBe('TIMEOUT');
+    ).toBe('VALIDATION_FAILED');
+  });
+
+  it('reads a conversation by one rule in single reads, lists and sub-resources: a subject without the client role sees none', async () => {
+    const queries = side.app.get(ConversationQueries);
+    const owner = { subject: 'client-a', roles: ['client' as const] };
+    const roleless = { subject: 'client-a', roles: [] };
+    expect(await queries.findConversation(owner, { conversationId: mine })).not.toBeNull();
+    expect(await queries.findConversation(roleless, { conversationId: mine })).toBeNull();
+    expect(await queries.getPendingQuestions(roleless, { conversationId: waiting })).toBeNull();
+    await expect(queries.getToolCalls(roleless, { conversationId: mine })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await queries.listConversations(roleless, { limit: 50 } as never)).items).toEqual([]);
+    expect((await queries.listConversations(owner, { limit: 50 } as never)).items.length).toBeGreaterThan(0);
   });
 
   it('answers the catalog queries, 404 over HTTP and {result: null} over NATS for unknown codes', async () => {

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { conversationScript, toAppend } from '@parley/testing';
 import { ADMIN_KEY, startReadSideApp, type ReadSideApp } from '../testing/read-side-app';
-import { integrationStreamName } from './integration-relay';
+import { deadLetterStreamName, integrationStreamName } from './integration-relay';
 
 const calls: { handler: string; input: Record<string, unknown>; ctx: OperationContext }[] = [];
 const reply = (conversationId: string): TurnReply => ({
@@ -285,6 +285,7 @@ describe('NATS commands, SSE, integration events and verification', () => {
       })),
     );
     await jsm.streams.delete(stream);
+    await jsm.streams.delete(deadLetterStreamName(side.config.prefix));
   });
 
   it('verification names the first revision changed behind the store, and the state folds to a revision', async () => {

@@ -55,6 +55,10 @@ export class IntegrationRelay implements OnApplicationBootstrap, BeforeApplicati
       prefix: this.config.prefix,
       pollMs: this.config.eventStore.pollMs,
       onError: (err) => this.logger.error(`publishing integration events failed; retrying: ${String(err)}`),
+      onDeadLetter: (e, err) =>
+        this.logger.error(
+          `event ${e.eventId} (${e.streamId}@${e.revision}) is too large for NATS even trimmed; it went to the dead letters: ${String(err)}`,
+        ),
     });
     if (this.stopped) await runner.stop();
     else this.runner = runner;

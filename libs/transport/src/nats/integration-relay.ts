@@ -1,7 +1,7 @@
 import { CONVERSATION_CATEGORY, conversationIdOf } from '@parley/domain';
 import { runSubscription, type GlobalFeed, type RecordedEvent, type SubscriptionRunner } from '@parley/event-store';
 import { eventView } from '@parley/read-models';
-import { nanos, type NatsConnection } from 'nats';
+import { ErrorCode, nanos, type NatsConnection } from 'nats';
 import type { Pool } from 'pg';
 
 export const RELAY_SUBSCRIPTION_ID = 'integration-relay';
@@ -16,6 +16,19 @@ export const integrationSubject = (prefix: string, e: Pick<RecordedEvent, 'type'
 const encoder = new TextEncoder();
 // How long JetStream remembers message ids: a batch re-published within it is dropped as duplicates.
 const DUPLICATE_WINDOW_MS = 10 * 60_000;
+// Room kept under max_payload for the message's headers (its Nats-Msg-Id).
+const HEADER_ROOM = 512;
+// The server's default max_payload, used until the connection has reported its own.
+const DEFAULT_NATS_MAX_PAYLOAD = 1_048_576;
+// JetStream's "message size exceeds maximum allowed" (a stream's max_msg_size).
+const JS_MESSAGE_TOO_LARGE = 10054;
+
+/** JetStream's stream of dead letters for a prefix: `parley` -> `PARLEY_DLQ`. */
+export const deadLetterStreamName = (prefix: string): string =>
+  `${prefix.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}_DLQ`;
+
+export const deadLetterSubject = (prefix: string, e: Pick<RecordedEvent, 'type' | 'streamId'>): string =>
+  `${prefix}.dlq.evt.${e.type}.${conversationIdOf(e.streamId)}`;
 
 /** Creates the JetStream stream capturing `<prefix>.evt.>` unless it exists. */
 export async function ensureIntegrationStream(nats: NatsConnection, prefix: string): Promise<string> {
@@ -29,6 +42,41 @@ export async function ensureIntegrationStream(nats: NatsConnection, prefix: stri
   return name;
 }
 
+/** Creates the JetStream stream of dead letters, `<prefix>.dlq.>`, unless it exists. */
+export async function ensureDeadLetterStream(nats: NatsConnection, prefix: string): Promise<string> {
+  const jsm = await nats.jetstreamManager();
+  const name = deadLetterStreamName(prefix);
+  try {
+    await jsm.streams.info(name);
+  } catch {
+    await jsm.streams.add({ name, subjects: [`${prefix}.dlq.>`], duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
+  }
+  return name;
+}
+
+/**
+ * What the relay publishes for an event too large for NATS: the event without its `data`, and
+ * where to read the whole of it over HTTP (`GET <href>`, the conversation's events from its revision).
+ */
+export function trimmedEventView(e: RecordedEvent, bytes: number) {
+  const { data: _data, ...rest } = eventView(e);
+  return {
+    ...rest,
+    data: null,
+    trimmed: {
+      reason: 'max_payload',
+      bytes,
+      href: `/api/v1/conversations/${conversationIdOf(e.streamId)}/events?fromRevision=${Number(e.revision)}&limit=1`,
+    },
+  };
+}
+
+/** NATS or JetStream refused the message for its size: publishing it again cannot help. */
+function isTooLarge(err: unknown): boolean {
+  const e = err as { code?: unknown; api_error?: { err_code?: unknown } };
+  return e?.code === ErrorCode.MaxPayloadExceeded || e?.api_error?.err_code === JS_MESSAGE_TOO_LARGE;
+}
+
 export interface RelayOptions {
   pool: Pool;
   feed: GlobalFeed;
@@ -36,21 +84,28 @@ export interface RelayOptions {
   prefix: string;
   pollMs?: number;
   onError?(err: unknown): void;
+  /** An event NATS refused for its size even trimmed, published to `<prefix>.dlq.evt.…` instead. */
+  onDeadLetter?(e: RecordedEvent, err: unknown): void;
 }
 
 /**
  * Publishes every stored conversation event to JetStream on `<prefix>.evt.<type>.<conversationId>`,
- * with the event id as message id. A checkpointed subscription: each batch is published in
+ * with the event id as message id. An event over the connection's max_payload is published
+ * trimmed (`trimmedEventView`); one refused even so goes to the dead letters (`<prefix>.dlq.>`). A checkpointed subscription: each batch is published in
  * feed order, every ack awaited, and only then is the checkpoint committed — at least once, in
  * order per conversation, resumable; a batch published twice after a crash is deduplicated by
  * JetStream.
  */
 export async function runIntegrationRelay(options: RelayOptions): Promise<SubscriptionRunner> {
-  const { pool, feed, nats, prefix, pollMs, onError } = options;
-  // After a failed batch (or a failed look at start) the stream is looked for again before the
-  // retry: a NATS server restarted without its JetStream store has lost it, and every publish
-  // would fail until it is there.
-  let streamKnown = await ensureIntegrationStream(nats, prefix).then(
+  const { pool, feed, nats, prefix, pollMs, onError, onDeadLetter } = options;
+  // After a failed batch (or a failed look at start) the streams are looked for again before the
+  // retry: a NATS server restarted without its JetStream store has lost them, and every publish
+  // would fail until they are there.
+  const ensureStreams = async () => {
+    await ensureIntegrationStream(nats, prefix);
+    await ensureDeadLetterStream(nats, prefix);
+  };
+  let streamKnown = await ensureStreams().then(
     () => true,
     (err: unknown) => {
       onError?.(err);
@@ -58,6 +113,34 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     },
   );
   const js = nats.jetstream();
+
+  /**
+   * Publishes one event: whole when it fits NATS's max_payload, else trimmed to a pointer; a
+   * message that NATS or JetStream still refuses for its size becomes a dead letter, so the
+   * events after it go on.
+   */
+  const publish = async (e: RecordedEvent): Promise<void> => {
+    const whole = encoder.encode(JSON.stringify(eventView(e)));
+    const maxPayload = nats.info?.max_payload ?? DEFAULT_NATS_MAX_PAYLOAD;
+    const data =
+      whole.length + HEADER_ROOM <= maxPayload
+        ? whole
+        : encoder.encode(JSON.stringify(trimmedEventView(e, whole.length)));
+    try {
+      await js.publish(integrationSubject(prefix, e), data, { msgID: e.eventId });
+    } catch (err) {
+      if (!isTooLarge(err)) throw err;
+      const letter = {
+        reason: 'too_large',
+        error: err instanceof Error ? err.message : String(err),
+        bytes: whole.length,
+        event: trimmedEventView(e, whole.length),
+      };
+      await js.publish(deadLetterSubject(prefix, e), encoder.encode(JSON.stringify(letter)), { msgID: e.eventId });
+      onDeadLetter?.(e, err);
+    }
+  };
+
   return runSubscription({
     pool,
     feed,
@@ -67,12 +150,9 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     pollMs,
     retryMs: 1000,
     async handle(events) {
-      if (!streamKnown) await ensureIntegrationStream(nats, prefix);
+      if (!streamKnown) await ensureStreams();
       streamKnown = false;
-      for (const e of events)
-        await js.publish(integrationSubject(prefix, e), encoder.encode(JSON.stringify(eventView(e))), {
-          msgID: e.eventId,
-        });
+      for (const e of events) await publish(e);
       streamKnown = true;
     },
     onError,

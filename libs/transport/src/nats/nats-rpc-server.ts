@@ -26,6 +26,7 @@ const decoder = new TextDecoder();
  * group shares the requests among instances. Each request is size-checked, authenticated
  * from its `authorization` header, rate-limited, parsed and validated with the same schemas as
  * HTTP, and answered `{result}` or the API's `{error}` body. Bad input is answered, never thrown.
+ * A request whose reply subject is not an inbox (see isInbox) is dropped unanswered.
  */
 export class NatsRpcServer {
   private subscription: Subscription | null = null;
@@ -59,7 +60,7 @@ export class NatsRpcServer {
   }
 
   private async answer(msg: Msg): Promise<void> {
-    if (!msg.reply) return;
+    if (!msg.reply || !this.isInbox(msg.reply)) return;
     const name = msg.subject.slice(this.options.root.length + 1);
     const method = Object.hasOwn(this.options.methods, name) ? this.options.methods[name] : undefined;
     const subject = `${this.options.root}.${method ? name : 'unknown'}`;
@@ -74,6 +75,16 @@ export class NatsRpcServer {
       body = this.errorOf(err);
     }
     this.respond(msg, body);
+  }
+
+  /**
+   * A reply subject must be the requester's inbox: never one of this deployment's own subjects
+   * (`<prefix>.live.<id>`, `<prefix>.evt.…`) nor a system one (`$JS.…`), where Parley's answer
+   * would pass for a live delta, an integration event or a JetStream call.
+   */
+  private isInbox(reply: string): boolean {
+    const prefix = this.options.root.slice(0, this.options.root.lastIndexOf('.'));
+    return !reply.startsWith('$') && reply !== prefix && !reply.startsWith(`${prefix}.`);
   }
 
   private async run(name: string, msg: Msg): Promise<unknown> {

@@ -26,9 +26,18 @@ const PAGE = `<!doctype html>
   <div id="ui"></div>
   <noscript><a href="/docs-json">The OpenAPI document (JSON)</a></noscript>
   <script src="/docs/swagger-ui-bundle.js"></script>
-  <script>window.ui = SwaggerUIBundle({ url: '/docs-json', dom_id: '#ui', persistAuthorization: true });</script>
+  <script src="/docs/swagger-init.js"></script>
 </body>
 </html>
+`;
+
+/**
+ * Starts Swagger UI; a file of its own, as the Content-Security-Policy allows no inline script.
+ * The credential typed into "Authorize" lives in the page only: it is not persisted to
+ * localStorage, and one an older page persisted there is removed.
+ */
+const INIT = `localStorage.removeItem('authorized');
+window.ui = SwaggerUIBundle({ url: '/docs-json', dom_id: '#ui', persistAuthorization: false, validatorUrl: null });
 `;
 
 function assetsDir(): string {
@@ -52,6 +61,12 @@ export class OpenApiController {
   @Header('content-type', 'text/html; charset=utf-8')
   page(): string {
     return PAGE;
+  }
+
+  @Get('docs/swagger-init.js')
+  @Header('content-type', 'application/javascript; charset=utf-8')
+  init(): string {
+    return INIT;
   }
 
   @Get('docs/:asset')

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { assertMessageWithinLimits } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
+import { DomainError } from '@parley/core';
+import { AttachmentUrlPolicy } from '@parley/tools';
 import { countTokens } from '@parley/prompt';
 import { z } from 'zod';
 import { attachmentSchema, conversationId, waitOptions } from '../../api/input-fields';
@@ -24,13 +26,18 @@ export const sendMessageWithAttachmentsInput = sendMessageInput.extend({
 /** SendMessage (with attachments): records the user's message and starts a turn. */
 @Injectable()
 export class SendMessageHandler {
+  private readonly urls: AttachmentUrlPolicy;
+
   constructor(
     @Inject(TurnCommand) private readonly turn: TurnCommand,
     @Inject(CONFIG) private readonly config: Config,
-  ) {}
+  ) {
+    this.urls = new AttachmentUrlPolicy(config.limits.attachmentAllowedHosts ?? []);
+  }
 
   async execute(input: z.output<typeof sendMessageInput>, ctx: OperationContext): Promise<TurnReply> {
     assertMessageWithinLimits(this.config.limits, input);
+    await this.checkAttachmentUrls(input.attachments);
     const { content, attachments } = input;
     const body = { type: 'SendMessage' as const, content, attachments };
     return this.turn.run(input.conversationId, ctx, input, body, (meta, state) => ({
@@ -38,6 +45,14 @@ export class SendMessageHandler {
       data: { content, attachments, tokenCount: countTokens(content, modelNameOf(state)) },
       meta,
     }));
+  }
+
+  /** A model server fetches the URLs: none may send it into Parley's network. */
+  private async checkAttachmentUrls(attachments: { url: string }[]): Promise<void> {
+    const refusals = await Promise.all(attachments.map((a) => this.urls.refusal(a.url)));
+    const problems = refusals.flatMap((message, i) => (message ? [{ path: `attachments.${i}.url`, message }] : []));
+    if (problems.length > 0)
+      throw DomainError.validation(problems, `Attachment URL refused: ${problems.map((p) => p.message).join('; ')}.`);
   }
 }
 

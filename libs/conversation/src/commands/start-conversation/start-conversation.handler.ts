@@ -1,4 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { requireRoles } from '@parley/auth';
+import { CONFIG, type Config } from '@parley/config';
+import { DomainError } from '@parley/core';
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { code } from '../../api/input-fields';
@@ -23,18 +26,24 @@ export const startConversationInput = z.strictObject({
 /** Namespace for conversation ids derived from an idempotency key (a retried start finds the same id). */
 const IDEMPOTENT_START = '6f1c2d1e-3b7a-5c49-9a51-2a3f0e9b7c10';
 
-/** StartConversation: freezes the agent's and action's snapshot into a new conversation. */
+/**
+ * StartConversation: freezes the agent's and action's snapshot into a new conversation. The
+ * caller's roles are checked first: resolving the snapshot may spawn or connect MCP servers.
+ */
 @Injectable()
 export class StartConversationHandler {
   constructor(
     @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(SNAPSHOT_SOURCE) private readonly snapshots: SnapshotSource,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   async execute(input: z.output<typeof startConversationInput>, ctx: OperationContext): Promise<CommandReply> {
+    this.checkMetadataSize(input.metadata);
     const conversationId =
       input.conversationId ??
       (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());
+    requireRoles(ctx.caller, ['client', 'admin']);
     const snapshot = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
     const done = await this.runner.execute(conversationId, ctx, { type: 'StartConversation', ...input }, (meta) => ({
       type: 'StartConversation',
@@ -48,5 +57,16 @@ export class StartConversationHandler {
       meta,
     }));
     return commandReplyOf(conversationId, done.state, done.position);
+  }
+
+  /** Metadata travels in ConversationStarted to every reader and over NATS: it is kept small. */
+  private checkMetadataSize(metadata: Record<string, unknown>): void {
+    const limit = this.config.eventStore.maxMetadataBytes;
+    const bytes = Buffer.byteLength(JSON.stringify(metadata));
+    if (bytes > limit)
+      throw DomainError.validation(
+        [{ path: 'metadata', message: `is ${bytes} bytes as JSON; at most ${limit} are allowed (METADATA_MAX_BYTES)` }],
+        `The conversation's metadata is too large: ${bytes} bytes as JSON, at most ${limit}.`,
+      );
   }
 }

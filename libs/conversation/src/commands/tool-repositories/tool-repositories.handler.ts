@@ -14,7 +14,8 @@ type ToolRepositoryInput = z.output<typeof toolRepositoryInput>;
 
 /**
  * AddToolRepository / ChangeToolRepository: catalog tool codes are resolved here, once, so the
- * events carry the definitions a replay needs.
+ * events carry the definitions a replay needs — and with the caller, so only tools shared with
+ * it (FORBIDDEN otherwise, nothing appended) reach its conversation.
  */
 abstract class WritesToolRepository {
   protected abstract readonly type: 'AddToolRepository' | 'ChangeToolRepository';
@@ -26,7 +27,7 @@ abstract class WritesToolRepository {
 
   async execute(input: ToolRepositoryInput, ctx: OperationContext): Promise<CommandReply> {
     const { type } = this;
-    const tools = await this.snapshots.resolveTools(input.tools);
+    const tools = await this.snapshots.resolveTools(input.tools, ctx.caller);
     const { repositoryId, options } = input;
     const body = { type, repositoryId, options, tools: input.tools };
     const done = await this.runner.execute(input.conversationId, ctx, body, (meta) => ({
