@@ -18,8 +18,19 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const SEED = process.env.FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED ?? 20_261_125);
 const OPERATIONS: readonly Operation[] = [...COMMANDS, ...QUERIES];
 
-/** Inputs the fuzzer found answered with 500, run first on every run: operation, door, payload. */
+/** Inputs the fuzzer found answered with 500, run first on every run: operation, door, payload (CID: the conversation). */
 const REGRESSIONS: [string, 'http' | 'nats', string][] = [
+  // Twenty thousand levels of nesting overflowed the stack of the unstorable-text check: now 400.
+  [
+    'removeToolRepository',
+    'nats',
+    `{"conversationId":"CID","repositoryId":{},"commandId":${'['.repeat(20_000)}1${']'.repeat(20_000)}}`,
+  ],
+  [
+    'startConversation',
+    'http',
+    `{"agentCode":"HELPDESK","actionCode":"CHAT","metadata":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`,
+  ],
   // A NUL in a catalog code reached PostgreSQL (`invalid byte sequence`): now 400 VALIDATION_FAILED.
   ['findToolByCode', 'nats', '{"code":"a\\u0000b"}'],
   ['findToolByCode', 'http', '{"code":"a\\u0000b"}'],
@@ -292,7 +303,12 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
           reporter: report,
           examples: REGRESSIONS.map(
             ([name, door, json]): [{ op: Operation; door: 'http' | 'nats'; as: Caller; json: Json }] => [
-              { op: OPERATIONS.find((op) => op.name === name)!, door, as: 'admin', json },
+              {
+                op: OPERATIONS.find((op) => op.name === name)!,
+                door,
+                as: 'admin',
+                json: json.replace('CID', conversationId),
+              },
             ],
           ),
         },
