@@ -175,7 +175,11 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
         };
 
   beforeAll(async () => {
-    parley = await startParley('fuzz', { RATE_LIMIT_PER_MINUTE: '10000000', MAX_RUNNING_TURNS_PER_SUBJECT: '1000' });
+    parley = await startParley('fuzz', {
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '10000000',
+      MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
+    });
     store = parley.app.get(EVENT_STORE);
     nc = await connect({ servers: parley.config.nats.url! });
     const started = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
