@@ -62,6 +62,8 @@ const baselineParams = (streamId: string, count: number): unknown[] => {
     ids.map(() => 1),
     ids.map(() => data),
     ids.map(() => '{}'),
+    null,
+    null,
   ];
 };
 

@@ -66,7 +66,7 @@ export class EventStore1732200000000 implements MigrationInterface {
 // p_expected_kind: 0 any, 1 no_stream, 2 stream_exists, 3 exact revision (p_expected).
 // The hash input is built from JSON texts the adapter canonicalised, so the adapter can
 // recompute it byte for byte when verifying.
-const APPEND_FUNCTION = `
+export const APPEND_FUNCTION = `
 create function es_append(
   p_stream text, p_category text, p_expected_kind int, p_expected bigint, p_stream_json text,
   p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[])

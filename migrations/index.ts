@@ -3,6 +3,7 @@ import { Catalog1732200001000 } from './1732200001000-catalog';
 import { Auth1732200002000 } from './1732200002000-auth';
 import { ReadModels1732200006000 } from './1732200006000-read-models';
 import { ReadModelsCheckpoint1732200007000 } from './1732200007000-read-models-checkpoint';
+import { KeyedHashChain1732200009100 } from './1732200009100-keyed-hash-chain';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -14,4 +15,5 @@ export const migrations = [
   Auth1732200002000,
   ReadModels1732200006000,
   ReadModelsCheckpoint1732200007000,
+  KeyedHashChain1732200009100,
 ];

@@ -58,6 +58,56 @@ describe('conversation commands: idempotency, races, kill and bad input', () => 
     expect(await count(id)).toBe(events);
   });
 
+  it('treats Idempotency-Keys named like Object.prototype members as ordinary keys', async () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const key = { 'idempotency-key': name };
+      const body = { agentCode: 'HELPDESK', actionCode: 'CHAT' };
+      const first = await parley.call('POST', '/api/v1/conversations', body, key);
+      const again = await parley.call('POST', '/api/v1/conversations', body, key);
+      expect([first.status, again.status]).toEqual([201, 201]);
+      expect(again.body.conversationId).toBe(first.body.conversationId);
+      expect(await count(first.body.conversationId)).toBe(1);
+      const id = await start();
+      parley.simulator.script([{ reply: { text: 'Once.' } }]);
+      const sent = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hi' }, key);
+      expect(sent.body).toMatchObject({ status: 'CO', reply: 'Once.' });
+      const events = await count(id);
+      const resent = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hi' }, key);
+      expect(resent.body).toEqual(sent.body);
+      expect(await count(id)).toBe(events);
+    }
+  });
+
+  it('refuses an Idempotency-Key over 255 characters and appends nothing', async () => {
+    const id = await start();
+    const before = await count(id);
+    const long = { 'idempotency-key': 'k'.repeat(256) };
+    const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'hi' }, long);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { problems: [{ path: 'Idempotency-Key', message: 'expected at most 255 characters' }] },
+    });
+    expect(await count(id)).toBe(before);
+  });
+
+  it('refuses a chosen conversation id in the namespace of ids derived from Idempotency-Keys', async () => {
+    const body = { agentCode: 'HELPDESK', actionCode: 'CHAT' };
+    const derived = await parley.call('POST', '/api/v1/conversations', body, { 'idempotency-key': 'derive-me' });
+    const derivedId = derived.body.conversationId as string;
+    expect(derivedId[14]).toBe('5');
+    const squat = '3f2a8c1e-4b5d-5e6f-8a7b-9c0d1e2f3a4b';
+    const res = await parley.call('POST', '/api/v1/conversations', { ...body, conversationId: squat });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.problems[0].path).toBe('conversationId');
+    await expect(store.readStream(`conversation-${squat}`)).rejects.toThrow();
+    const chosen = await parley.call('POST', '/api/v1/conversations', {
+      ...body,
+      conversationId: '3f2a8c1e-4b5d-4e6f-8a7b-9c0d1e2f3a4b',
+    });
+    expect(chosen.status).toBe(201);
+  });
+
   it('answers a replay with the first result even after later turns moved the conversation on', async () => {
     parley.simulator.script([
       { when: { lastUserMessage: /^one$/ }, reply: { text: 'First answer.' } },

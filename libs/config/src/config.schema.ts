@@ -145,7 +145,7 @@ export const envSchema = z.object({
       'Bootstrap admin credential (at least 16 characters), sent as `Authorization: Bearer` like an API key. Unset: none; create keys with `parley keys create`.',
     ),
   PARLEY_AUTH_ENABLED: bool(true).describe(
-    '`false`: every request runs as an admin without a credential, with a warning at start. Development only.',
+    '`false`: every request runs as an admin without a credential, with a warning at start. Development only: `production` refuses to start with it.',
   ),
   API_KEY_CACHE_MS: int(5_000, 0).describe(
     'How long an API key that authenticated is trusted without a database lookup; other instances refuse a revoked key within this time. `0`: look it up on every request.',
@@ -159,13 +159,27 @@ export const envSchema = z.object({
     .min(32, { message: 'expected at least 32 characters' })
     .optional()
     .describe(
-      'HS256/384/512 secret (at least 32 characters): JWTs signed with it are credentials (`sub` the subject, `roles` the roles).',
+      'HS256/384/512 secret (at least 32 characters): JWTs signed with it are credentials. Needs `JWT_ISSUER` and `JWT_AUDIENCE`.',
     ),
   JWT_JWKS_URL: url(['http', 'https']).describe(
-    'JWKS URL (`http://` or `https://`): JWTs signed with its keys (RS256, ES256, …) are credentials.',
+    'JWKS URL of the issuer: JWTs signed with its keys (RS256, ES256, …) are credentials. `https://` only; `http://` is accepted for localhost or 127.0.0.1 outside `production`. Needs `JWT_ISSUER` and `JWT_AUDIENCE`.',
   ),
-  JWT_ISSUER: z.string().optional().describe('The `iss` a JWT must carry. Unset: not checked.'),
-  JWT_AUDIENCE: z.string().optional().describe('The `aud` a JWT must carry. Unset: not checked.'),
+  JWT_ISSUER: z
+    .string()
+    .optional()
+    .describe('The `iss` every JWT must carry; required when `JWT_SECRET` or `JWT_JWKS_URL` is set.'),
+  JWT_AUDIENCE: z
+    .string()
+    .optional()
+    .describe('The `aud` every JWT must carry; required when `JWT_SECRET` or `JWT_JWKS_URL` is set.'),
+  JWT_MAX_AGE_SECONDS: int(3600, 1).describe(
+    'Longest lifetime a JWT may have, in seconds: its `exp` (required) may lie at most this far after its `iat` (or after now, without `iat`).',
+  ),
+  JWT_ROLES_CLAIM: z
+    .string()
+    .min(1)
+    .default('https://parley.dev/roles')
+    .describe('The claim that holds the array of roles of a JWT; unknown roles are ignored.'),
 
   HTTP_BODY_LIMIT_BYTES: int(1_048_576, 1024).describe(
     'Largest HTTP request body; a larger one is answered 413 `PAYLOAD_TOO_LARGE`.',
@@ -216,6 +230,14 @@ export const envSchema = z.object({
   ),
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',
+  ),
+  EVENT_CHAIN_KEY: key256
+    .optional()
+    .describe(
+      "256-bit key (64 hex or 44 base64 characters), kept outside the database, that keys the events' hash chain (HMAC-SHA256): whoever can write the database cannot rewrite a stream consistently without it. Unset: plain sha-256. Once set, keep it: `verify` needs it for keyed events.",
+    ),
+  EVENT_CHAIN_REQUIRE_KEYED: bool(false).describe(
+    '`true`: `verify` refuses unkeyed events too, for stores keyed (`EVENT_CHAIN_KEY`) from their first event, where an unkeyed event can only be a rewrite.',
   ),
   SUBSCRIPTION_POLL_MS: int(200, 10).describe(
     'How often projections and relays look for events that other processes appended (an append in their own process wakes them at once).',

@@ -82,3 +82,39 @@ describe('loadConfig', () => {
     expect(loadConfig({ NATS_URL: '  ', PORT: '' }).nats.url).toBeNull();
   });
 });
+
+describe('loadConfig: security settings', () => {
+  const KEY = 'a'.repeat(64);
+  const JWT = { JWT_SECRET: 's'.repeat(32), JWT_ISSUER: 'https://idp.test', JWT_AUDIENCE: 'parley' };
+
+  it('refuses to run production without authentication', () => {
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', PARLEY_ENCRYPTION_KEY: KEY, PARLEY_AUTH_ENABLED: 'false' }),
+    ).toThrow(/PARLEY_AUTH_ENABLED: false is refused in production/);
+    expect(loadConfig({ NODE_ENV: 'development', PARLEY_AUTH_ENABLED: 'false' }).security.authEnabled).toBe(false);
+  });
+
+  it('requires an issuer and an audience as soon as JWTs are accepted', () => {
+    expect(() => loadConfig({ JWT_SECRET: 's'.repeat(32) })).toThrow(
+      /JWT_ISSUER: required[\s\S]*JWT_AUDIENCE: required/,
+    );
+    expect(loadConfig(JWT).security.jwt).toMatchObject({
+      issuer: 'https://idp.test',
+      audience: 'parley',
+      maxAgeSeconds: 3600,
+      rolesClaim: 'https://parley.dev/roles',
+    });
+  });
+
+  it('fetches JWKS over https only, or http from this host outside production', () => {
+    const jwks =
+      (url: string, env = 'development') =>
+      () =>
+        loadConfig({ ...JWT, JWT_SECRET: undefined, JWT_JWKS_URL: url, NODE_ENV: env, PARLEY_ENCRYPTION_KEY: KEY });
+    expect(jwks('https://idp.example.com/jwks.json')).not.toThrow();
+    expect(jwks('http://127.0.0.1:8080/jwks.json')).not.toThrow();
+    expect(jwks('http://localhost/jwks.json', 'test')).not.toThrow();
+    expect(jwks('http://idp.example.com/jwks.json')).toThrow(/JWT_JWKS_URL: expected https:\/\//);
+    expect(jwks('http://127.0.0.1:8080/jwks.json', 'production')).toThrow(/JWT_JWKS_URL: expected https:\/\//);
+  });
+});

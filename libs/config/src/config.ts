@@ -49,6 +49,9 @@ function toConfig(env: Env) {
       pollMs: env.SUBSCRIPTION_POLL_MS,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
+      /** Keys the hash chain (HMAC-SHA256); null: plain sha-256. */
+      chainKey: env.EVENT_CHAIN_KEY ?? null,
+      requireKeyedChain: env.EVENT_CHAIN_REQUIRE_KEYED,
     },
     prefix: env.PARLEY_PREFIX,
     security: {
@@ -64,6 +67,8 @@ function toConfig(env: Env) {
         jwksUrl: env.JWT_JWKS_URL ?? null,
         issuer: env.JWT_ISSUER ?? null,
         audience: env.JWT_AUDIENCE ?? null,
+        maxAgeSeconds: env.JWT_MAX_AGE_SECONDS,
+        rolesClaim: env.JWT_ROLES_CLAIM,
       },
     },
     limits: {
@@ -149,13 +154,41 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const env = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => describeIssue(i, env)));
-  const problems: string[] = [];
-  if (parsed.data.NODE_ENV === 'production' && !parsed.data.PARLEY_ENCRYPTION_KEY) {
-    problems.push('PARLEY_ENCRYPTION_KEY: required in production, expected a 256-bit key (it is not set)');
-  }
-  problems.push(...natsCredentialProblems(parsed.data));
+  const problems = [
+    ...productionProblems(parsed.data),
+    ...jwtProblems(parsed.data),
+    ...natsCredentialProblems(parsed.data),
+  ];
   if (problems.length > 0) throw new ConfigError(problems);
   return toConfig(parsed.data);
+}
+
+function productionProblems(env: Env): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  if (!env.PARLEY_ENCRYPTION_KEY)
+    problems.push('PARLEY_ENCRYPTION_KEY: required in production, expected a 256-bit key (it is not set)');
+  if (!env.PARLEY_AUTH_ENABLED)
+    problems.push('PARLEY_AUTH_ENABLED: false is refused in production, it would run every request as an admin');
+  return problems;
+}
+
+function jwtProblems(env: Env): string[] {
+  if (!env.JWT_SECRET && !env.JWT_JWKS_URL) return [];
+  const problems: string[] = [];
+  for (const name of ['JWT_ISSUER', 'JWT_AUDIENCE'] as const)
+    if (!env[name]) problems.push(`${name}: required when JWT_SECRET or JWT_JWKS_URL is set (it is not set)`);
+  if (env.JWT_JWKS_URL && !jwksUrlAllowed(new URL(env.JWT_JWKS_URL), env.NODE_ENV))
+    problems.push(
+      `JWT_JWKS_URL: expected https://, or http:// to localhost or 127.0.0.1 outside production (got "${env.JWT_JWKS_URL}")`,
+    );
+  return problems;
+}
+
+/** Keys fetched over plain http could be swapped on the way: only a local issuer may use it, and not in production. */
+function jwksUrlAllowed(url: URL, nodeEnv: Env['NODE_ENV']): boolean {
+  if (url.protocol === 'https:') return true;
+  return nodeEnv !== 'production' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
 /** One way to authenticate to NATS at a time, each complete; a client certificate needs its key. */

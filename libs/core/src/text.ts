@@ -26,18 +26,45 @@ export function withStorableText<T>(value: T): T {
   return value;
 }
 
-/** Where in `value` a string cannot be stored, as field problems (`content`, `answers.why`). */
+/** Deeper input is refused: neither jsonb nor a recursive walk takes unbounded nesting. */
+export const MAX_INPUT_DEPTH = 100;
+
+type Walk =
+  { kind: 'value'; value: unknown; path: string; depth: number } | { kind: 'problem'; path: string; message: string };
+
+/**
+ * Where in `value` a string cannot be stored, as field problems (`content`, `answers.why`), in
+ * document order; nesting deeper than MAX_INPUT_DEPTH is one more problem. Iterative: a payload
+ * nested twenty thousand levels deep must be refused, not overflow the stack.
+ */
 export function unstorableTextProblems(value: unknown, path = ''): { path: string; message: string }[] {
-  const at = (key: string) => (path ? `${path}.${key}` : key);
-  if (typeof value === 'string') {
-    const reason = unstorableText(value);
-    return reason ? [{ path: path || '(body)', message: reason }] : [];
+  const problems: { path: string; message: string }[] = [];
+  const stack: Walk[] = [{ kind: 'value', value, path, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (item.kind === 'problem') {
+      problems.push({ path: item.path, message: item.message });
+      continue;
+    }
+    const { value: v, path: p, depth } = item;
+    if (typeof v === 'string') {
+      const reason = unstorableText(v);
+      if (reason) problems.push({ path: p || '(body)', message: reason });
+      continue;
+    }
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) {
+      problems.push({ path: p || '(body)', message: `nested deeper than ${MAX_INPUT_DEPTH} levels` });
+      continue;
+    }
+    const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    const at = (key: string) => (p ? `${p}.${key}` : key);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      stack.push({ kind: 'value', value: child, path: at(key), depth: depth + 1 });
+      const keyReason = Array.isArray(v) ? null : unstorableText(key);
+      if (keyReason) stack.push({ kind: 'problem', path: at(key), message: `the key ${keyReason}` });
+    }
   }
-  if (Array.isArray(value)) return value.flatMap((v, i) => unstorableTextProblems(v, at(String(i))));
-  if (value && typeof value === 'object')
-    return Object.entries(value).flatMap(([k, v]) => [
-      ...(unstorableText(k) ? [{ path: at(k), message: `the key ${unstorableText(k)}` }] : []),
-      ...unstorableTextProblems(v, at(k)),
-    ]);
-  return [];
+  return problems;
 }

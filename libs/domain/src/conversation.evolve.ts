@@ -221,5 +221,10 @@ function setToolStatus<C extends ConversationData>(c: C, id: string, status: Too
 
 function remember(commands: Record<string, string>, event: ConversationEnvelope): Record<string, string> {
   const { commandId, commandHash } = event.metadata;
-  return commandId && !(commandId in commands) ? { ...commands, [commandId]: commandHash ?? '' } : commands;
+  return commandId && !Object.hasOwn(commands, commandId) ? { ...commands, [commandId]: commandHash ?? '' } : commands;
+}
+
+/** The body hash a command id was first seen with; own keys only, so `constructor` or `toString` are ids like any other. */
+export function seenCommand(state: { commands: Record<string, string> }, commandId: string): string | undefined {
+  return Object.hasOwn(state.commands, commandId) ? state.commands[commandId] : undefined;
 }

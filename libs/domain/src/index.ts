@@ -18,7 +18,7 @@ export {
 } from './conversation.state';
 export { type Status, type ResumableStatus, statusAfter, endsTurn, TURN_ENDING_EVENTS } from './conversation.status';
 export { decide } from './conversation.decide';
-export { evolve, fold } from './conversation.evolve';
+export { evolve, fold, seenCommand } from './conversation.evolve';
 export { conversationDecider } from './conversation.decider';
 export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from './turn.step';
 export { nextSequence, costOf, replyOf, turnDeadline } from './turn.rules';

@@ -4,6 +4,7 @@ import { MetricsService } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
 import { EVENT_STORE, type EventStore } from './event-store.port';
+import { parseChainKey, type ChainOptions } from './hash-chain';
 import { KurrentEventStore } from './kurrent/kurrent-event-store';
 import { MeteredEventStore } from './metered-event-store';
 import { PostgresEventStore } from './postgres/postgres-event-store';
@@ -22,6 +23,12 @@ class EventStoreLifecycle implements BeforeApplicationShutdown {
  * EVENTSTORE_URL is set. Subscription runners still need PG_POOL for their checkpoints.
  * With the ObservabilityModule in the app, appends are timed into `event_store_append_ms`.
  */
+/** The hash chain's key and policy from EVENT_CHAIN_KEY and EVENT_CHAIN_REQUIRE_KEYED, for every store a process builds. */
+export function chainOptionsOf(config: Config): ChainOptions {
+  const { chainKey, requireKeyedChain } = config.eventStore;
+  return { key: chainKey ? parseChainKey(chainKey) : null, requireKeyed: requireKeyedChain };
+}
+
 @Global()
 @Module({})
 export class EventStoreModule {
@@ -34,9 +41,10 @@ export class EventStoreModule {
           inject: [CONFIG, PG_POOL, { token: MetricsService, optional: true }],
           useFactory: (config: Config, pool: Pool, metrics?: MetricsService): EventStore => {
             const { kurrentUrl, maxEventBytes, pollMs } = config.eventStore;
+            const chain = chainOptionsOf(config);
             const store = kurrentUrl
-              ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs })
-              : new PostgresEventStore(pool, { maxEventBytes, pollMs });
+              ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs, chain })
+              : new PostgresEventStore(pool, { maxEventBytes, pollMs, chain });
             return metrics ? new MeteredEventStore(store, (ms) => metrics.recordEventStoreAppend(ms)) : store;
           },
         },

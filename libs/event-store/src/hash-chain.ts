@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { canonicalJsonOf } from './canonical-json';
 import type { RecordedEvent, VerifyResult } from './event-store.port';
 
@@ -29,12 +29,39 @@ export function canonicalEvent(e: CanonicalEventParts): string {
   );
 }
 
-export function chainHash(prevHash: string, canonical: string): string {
+/**
+ * A keyed event's hash: `hmac:` and the HMAC-SHA256 of the same input under EVENT_CHAIN_KEY.
+ * The kind is in the hash itself, so streams written before the key keep verifying as they are.
+ */
+export const KEYED_PREFIX = 'hmac:';
+
+export const isKeyed = (hash: string): boolean => hash.startsWith(KEYED_PREFIX);
+
+/** sha-256 of prevHash and the canonical event; with a key, its HMAC-SHA256, marked `hmac:`. */
+export function chainHash(prevHash: string, canonical: string, key: Buffer | null = null): string {
+  if (key) return KEYED_PREFIX + createHmac('sha256', key).update(prevHash).update(canonical).digest('hex');
   return createHash('sha256').update(prevHash).update(canonical).digest('hex');
 }
 
-/** Recomputes a recorded event's hash from its content. */
-export function hashOfRecorded(prevHash: string, event: RecordedEvent): string {
+/**
+ * HMAC's padded keys, which es_append combines with sha256() to compute the very same HMAC in SQL
+ * (HMAC(K, m) = H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m))); the key itself is kept outside the database.
+ */
+export function hmacPads(key: Buffer): { inner: Buffer; outer: Buffer } {
+  const block = Buffer.alloc(64);
+  (key.length > 64 ? createHash('sha256').update(key).digest() : key).copy(block);
+  return { inner: Buffer.from(block.map((b) => b ^ 0x36)), outer: Buffer.from(block.map((b) => b ^ 0x5c)) };
+}
+
+/** A 256-bit key given as 64 hex or 44 base64 characters. */
+export function parseChainKey(text: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new Error('EVENT_CHAIN_KEY must be 256 bits (64 hex or 44 base64 characters)');
+  return key;
+}
+
+/** Recomputes a recorded event's hash from its content, keyed when its stored hash is. */
+export function hashOfRecorded(prevHash: string, event: RecordedEvent, key: Buffer | null = null): string {
   return chainHash(
     prevHash,
     canonicalEvent({
@@ -46,7 +73,15 @@ export function hashOfRecorded(prevHash: string, event: RecordedEvent): string {
       dataJson: canonicalJsonOf(event.data),
       metadataJson: canonicalJsonOf(event.metadata),
     }),
+    isKeyed(event.hash) ? key : null,
   );
+}
+
+export interface ChainOptions {
+  /** EVENT_CHAIN_KEY: checks keyed events; without it a keyed event cannot be verified. */
+  key?: Buffer | null;
+  /** Refuse unkeyed events: for stores keyed from their first event, where an unkeyed one is a rewrite. */
+  requireKeyed?: boolean;
 }
 
 /**
@@ -59,7 +94,10 @@ export class ChainVerifier {
   private checked = 0;
   private failure: { revision: bigint; reason: string } | null = null;
 
-  constructor(anchor: string = GENESIS_HASH) {
+  constructor(
+    anchor: string = GENESIS_HASH,
+    private readonly options: ChainOptions = {},
+  ) {
     this.expectedPrev = anchor;
   }
 
@@ -71,12 +109,25 @@ export class ChainVerifier {
       this.failure = { revision: event.revision, reason: 'prevHash does not match the previous event' };
       return false;
     }
-    if (hashOfRecorded(event.prevHash, event) !== event.hash) {
+    const reason = this.kindProblem(event.hash);
+    if (reason) {
+      this.failure = { revision: event.revision, reason };
+      return false;
+    }
+    if (hashOfRecorded(event.prevHash, event, this.options.key ?? null) !== event.hash) {
       this.failure = { revision: event.revision, reason: 'content does not match its hash' };
       return false;
     }
     this.expectedPrev = event.hash;
     return true;
+  }
+
+  /** A keyed chain never turns unkeyed: whoever rewrites without the key could only write unkeyed events. */
+  private kindProblem(hash: string): string | null {
+    if (isKeyed(hash)) return this.options.key ? null : 'the event is keyed: verifying it needs EVENT_CHAIN_KEY';
+    if (this.options.requireKeyed) return 'the event is not keyed, and keyed events are required';
+    if (isKeyed(this.expectedPrev)) return 'an unkeyed event follows keyed ones';
+    return null;
   }
 
   result(): VerifyResult {

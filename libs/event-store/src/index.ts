@@ -11,4 +11,4 @@ export { comparePositions, maxPosition, minPosition, parsePosition } from './pos
 export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
 export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore } from './postgres/postgres-event-store';
-export { EventStoreModule } from './event-store.module';
+export { chainOptionsOf, EventStoreModule } from './event-store.module';

@@ -18,6 +18,7 @@ export interface CreatedApiKey extends ApiKeyRecord {
   key: string;
 }
 
+// No `#`: a JWT's subject is `jwt:<iss>#<sub>`, so a key can never stand for a JWT's caller.
 const SUBJECT = /^[\w.@:-]{1,200}$/;
 
 /** `last_used_at` is written at most this often per key and instance. */

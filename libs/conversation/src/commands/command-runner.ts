@@ -6,7 +6,7 @@ import { DomainError } from '@parley/core';
 import { createHash } from 'node:crypto';
 import type { OperationContext } from '../api/operation';
 import type { CommandMeta, ConversationCommand } from '@parley/domain';
-import { decide } from '@parley/domain';
+import { decide, seenCommand } from '@parley/domain';
 import type { ConversationEvent } from '@parley/domain';
 import type { ConversationState } from '@parley/domain';
 import { ConversationSignals } from '../repository/conversation-signals';
@@ -109,7 +109,7 @@ export class CommandRunner {
     if (state.status !== 'none') {
       // The owner never changes, so a kept state answers this as well as a fresh one.
       assertCanCommand(caller, state.owner);
-      const seen = ctx.idempotencyKey ? state.commands[ctx.idempotencyKey] : undefined;
+      const seen = ctx.idempotencyKey ? seenCommand(state, ctx.idempotencyKey) : undefined;
       if (seen !== undefined) {
         if (!loaded.fresh) return null; // a replay is answered from a fresh load only
         if (seen !== commandHash) {

@@ -24,7 +24,7 @@ import type {
   SubscriptionItem,
   VerifyResult,
 } from '../event-store.port';
-import { canonicalEvent, chainHash, ChainVerifier, GENESIS_HASH } from '../hash-chain';
+import { canonicalEvent, chainHash, ChainVerifier, GENESIS_HASH, type ChainOptions } from '../hash-chain';
 import { prepareEvents, type PreparedEvent } from '../prepare-events';
 import { AppendNotifier } from '../subscription/append-notifier';
 import {
@@ -44,6 +44,8 @@ import { subscribeKurrent } from './kurrent-subscription';
 export interface KurrentEventStoreOptions {
   maxEventBytes: number;
   pollMs: number;
+  /** EVENT_CHAIN_KEY: appends chain HMAC-SHA256 hashes and verify checks them (see ChainOptions). */
+  chain?: ChainOptions;
 }
 
 const PINNED_RETRIES = 5;
@@ -108,7 +110,11 @@ export class KurrentEventStore implements EventStore {
     let hash = prevHash;
     return events.map((e, i) => {
       const prev = hash;
-      hash = chainHash(prev, canonicalEvent({ ...e, streamId, revision: last + 1n + BigInt(i) }));
+      hash = chainHash(
+        prev,
+        canonicalEvent({ ...e, streamId, revision: last + 1n + BigInt(i) }),
+        this.options.chain?.key ?? null,
+      );
       const metadata = wrapMetadata(JSON.parse(e.metadataJson), {
         schemaVersion: e.schemaVersion,
         prevHash: prev,
@@ -214,7 +220,7 @@ export class KurrentEventStore implements EventStore {
   async verifyStream(streamId: string): Promise<VerifyResult> {
     const events = await this.readStream(streamId);
     const anchor = events[0] && events[0].revision > 0n ? events[0].prevHash : GENESIS_HASH;
-    const verifier = new ChainVerifier(anchor);
+    const verifier = new ChainVerifier(anchor, this.options.chain);
     for (const event of events) if (!verifier.check(event)) break;
     return verifier.result();
   }

@@ -2,6 +2,7 @@ import { Pool, type ClientBase } from 'pg';
 import { DuplicateEventIds, StreamDeleted, WrongExpectedVersion, type ActualState } from '../errors';
 import type { AppendResult, ExpectedState } from '../event-store.port';
 import { pgPosition } from '../position';
+import { hmacPads } from '../hash-chain';
 import { categoryOf, type PreparedEvent } from '../prepare-events';
 import { APPEND_SQL } from './postgres-sql';
 
@@ -9,9 +10,15 @@ type Queryable = Pool | ClientBase;
 
 const EXPECTED_KIND = { any: 0, no_stream: 1, stream_exists: 2 } as const;
 
-/** The parameters of es_append for one prepared batch. */
-export function appendParameters(streamId: string, events: PreparedEvent[], expected: ExpectedState): unknown[] {
+/** The parameters of es_append for one prepared batch; with `chainKey`, HMAC's padded keys (a keyed chain). */
+export function appendParameters(
+  streamId: string,
+  events: PreparedEvent[],
+  expected: ExpectedState,
+  chainKey: Buffer | null = null,
+): unknown[] {
   const exact = typeof expected === 'bigint';
+  const pads = chainKey ? hmacPads(chainKey) : null;
   return [
     streamId,
     categoryOf(streamId),
@@ -24,6 +31,8 @@ export function appendParameters(streamId: string, events: PreparedEvent[], expe
     events.map((e) => e.schemaVersion),
     events.map((e) => e.dataJson),
     events.map((e) => e.metadataJson),
+    pads?.inner ?? null,
+    pads?.outer ?? null,
   ];
 }
 
@@ -39,12 +48,13 @@ export async function runAppend(
   streamId: string,
   events: PreparedEvent[],
   expected: ExpectedState,
+  chainKey: Buffer | null = null,
 ): Promise<AppendResult> {
   try {
     const { rows } = await db.query<AppendRow>({
       name: 'parley_es_append',
       text: APPEND_SQL,
-      values: appendParameters(streamId, events, expected),
+      values: appendParameters(streamId, events, expected, chainKey),
     });
     const row = rows[0];
     return { nextRevision: BigInt(row.next_revision), position: pgPosition(row.tx, row.last_position) };

@@ -16,7 +16,7 @@ import type {
   SubscriptionItem,
   VerifyResult,
 } from '../event-store.port';
-import { ChainVerifier } from '../hash-chain';
+import { ChainVerifier, type ChainOptions } from '../hash-chain';
 import { parsePosition, pgPosition } from '../position';
 import { prepareEvents } from '../prepare-events';
 import { AppendNotifier } from '../subscription/append-notifier';
@@ -41,6 +41,8 @@ export interface PostgresEventStoreOptions {
   pollMs: number;
   /** Events per page when subscriptions catch up. */
   pageSize?: number;
+  /** EVENT_CHAIN_KEY: appends chain HMAC-SHA256 hashes and verify checks them (see ChainOptions). */
+  chain?: ChainOptions;
 }
 
 const STATUS_TOMBSTONED = 2;
@@ -65,7 +67,13 @@ export class PostgresEventStore implements EventStore {
     options: { expected?: ExpectedState } = {},
   ): Promise<AppendResult> {
     const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
-    const result = await runAppend(this.pool, streamId, prepared, options.expected ?? 'any');
+    const result = await runAppend(
+      this.pool,
+      streamId,
+      prepared,
+      options.expected ?? 'any',
+      this.options.chain?.key ?? null,
+    );
     this.notifier.notify();
     return result;
   }
@@ -82,7 +90,7 @@ export class PostgresEventStore implements EventStore {
     options: { expected?: ExpectedState } = {},
   ): Promise<AppendResult> {
     const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
-    return runAppend(client, streamId, prepared, options.expected ?? 'any');
+    return runAppend(client, streamId, prepared, options.expected ?? 'any', this.options.chain?.key ?? null);
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -166,7 +174,7 @@ export class PostgresEventStore implements EventStore {
   async verifyStream(streamId: string): Promise<VerifyResult> {
     const head = await this.admin.head(streamId);
     if (!head || head.version < 0n) throw new StreamNotFound(streamId);
-    const verifier = new ChainVerifier();
+    const verifier = new ChainVerifier(undefined, this.options.chain);
     let after = -1n;
     let lastHash: string | null = null;
     for (;;) {

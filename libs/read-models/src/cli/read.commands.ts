@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DEV_PRINCIPAL } from '@parley/auth';
 import { loadConfig } from '@parley/config';
 import { streamIdOf } from '@parley/domain';
-import { PostgresEventStore } from '@parley/event-store';
+import { chainOptionsOf, PostgresEventStore } from '@parley/event-store';
 import { createPgPool, resolveDatabase } from '@parley/platform';
 import { PROJECTIONS, projectionNamed } from '../projections/projections';
 import { rebuildProjections } from '../projections/rebuild';
@@ -15,6 +15,7 @@ async function withStore<T>(fn: (store: PostgresEventStore) => Promise<T>): Prom
   const store = new PostgresEventStore(pool, {
     maxEventBytes: config.eventStore.maxEventBytes,
     pollMs: config.eventStore.pollMs,
+    chain: chainOptionsOf(config),
   });
   try {
     return await fn(store);

@@ -47,7 +47,8 @@ export function runDeployable(options: DeployableOptions): void {
  * `.creds` file's JWT and seed).
  */
 export function registerConfigSecrets(config: Config): void {
-  for (const secret of [config.security.encryptionKey, config.security.adminApiKey, config.security.jwt.secret])
+  const { security, eventStore } = config;
+  for (const secret of [security.encryptionKey, security.adminApiKey, security.jwt.secret, eventStore.chainKey])
     registerSecret(secret);
   if (config.nats.url)
     for (const secret of natsConnectSettings(config.nats.url, config.nats).secrets) registerSecret(secret);

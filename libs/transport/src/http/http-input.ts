@@ -2,6 +2,7 @@ import type { DeferredRateLimit, Principal } from '@parley/auth';
 import { DomainError } from '@parley/core';
 import type { HttpRoute, Operation, OperationContext } from '@parley/conversation';
 import type { FastifyRequest } from 'fastify';
+import { MAX_IDEMPOTENCY_KEY_CHARS } from '../operations/payload';
 
 export type OperationRequest = FastifyRequest & { principal: Principal } & DeferredRateLimit;
 
@@ -44,6 +45,10 @@ function inputFieldsOf(route: HttpRoute, params: Record<string, string>): Record
 /** The caller (set by AuthGuard), a command's `Idempotency-Key`, and a turn's deferred rate-limit verdict. */
 export function httpContext(op: Operation, request: OperationRequest): OperationContext {
   const key = request.headers['idempotency-key'];
+  if (op.kind === 'command' && typeof key === 'string' && key.length > MAX_IDEMPOTENCY_KEY_CHARS)
+    throw DomainError.validation([
+      { path: 'Idempotency-Key', message: `expected at most ${MAX_IDEMPOTENCY_KEY_CHARS} characters` },
+    ]);
   return {
     caller: request.principal,
     ...(op.kind === 'command' && typeof key === 'string' && key ? { idempotencyKey: key } : {}),

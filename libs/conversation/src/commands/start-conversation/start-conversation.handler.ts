@@ -14,7 +14,12 @@ import { commandReplyOf } from '../turn-reply';
 export const startConversationInput = z.strictObject({
   agentCode: code(8),
   actionCode: code(12),
-  conversationId: z.uuid().optional(),
+  // Version-5 ids are the ones derived from a caller's Idempotency-Key: a caller choosing one could
+  // squat on the conversation another caller's retried start would find.
+  conversationId: z
+    .uuid()
+    .refine((id) => id[14] !== '5', { message: 'expected a UUID of another version than 5 (derived ids)' })
+    .optional(),
   metadata: z.record(z.string(), z.unknown()).default({}),
 });
 
