@@ -146,7 +146,9 @@ export async function startSoakStack(options: StackOptions): Promise<SoakStack> 
     PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     PARLEY_ADMIN_API_KEY: adminKey,
     LOG_LEVEL: 'error',
+    // Every client of the soak, and its readiness probes, come from one address.
     RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
     // A killed worker's turn is taken over within seconds, not the default 30.
     QUEUE_LOCK_MS: '3000',
