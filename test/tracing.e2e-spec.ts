@@ -1,5 +1,5 @@
 import { startTracing, type Tracing } from '@parley/observability';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 
 describe('one trace across HTTP, the command, the worker, the model and the tool', () => {

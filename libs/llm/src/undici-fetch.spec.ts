@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent } from 'undici';
 import { undiciFetch } from './undici-fetch';
 
@@ -103,5 +108,57 @@ describe('undiciFetch', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('undiciFetch to a TLS server that offers HTTP/2', () => {
+  let dir: string;
+  let server: Http2SecureServer;
+  let agent: Agent;
+  let url: string;
+  const versions: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'parley-h2-'));
+    // prettier-ignore
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    const cert = readFileSync(join(dir, 'cert.pem'));
+    server = createSecureServer({ key: readFileSync(join(dir, 'key.pem')), cert, allowHTTP1: true }, (req, res) => {
+      versions.push(req.httpVersion);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'set-cookie': ['a=1', 'b=2'] });
+      res.write('data: first\n\n');
+      if (req.url === '/done') res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    agent = new Agent({ connect: { ca: cert } });
+  });
+
+  afterAll(async () => {
+    await agent.close();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // undici 8 negotiates HTTP/2 through ALPN by default: many streamed calls share one connection.
+  it('speaks HTTP/2 and answers with the status, every header and the streamed body', async () => {
+    const res = await undiciFetch(agent)(`${url}/done`, { method: 'POST', body: '{}' });
+    expect(versions.at(-1)).toBe('2.0');
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(await res.text()).toBe('data: first\n\ndata: [DONE]\n\n');
+  });
+
+  it('ends an HTTP/2 stream with an AbortError when aborted mid-stream', async () => {
+    const controller = new AbortController();
+    const res = await undiciFetch(agent)(`${url}/open`, { signal: controller.signal });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect(Buffer.from((await reader.read()).value as Uint8Array).toString()).toBe('data: first\n\n');
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
   });
 });

@@ -12,7 +12,8 @@ const EMPTY = new Set([101, 204, 205, 304]);
  * The SDK only needs a WHATWG `Response` back (status, headers, a body it streams); the
  * platform's fetch builds a full Request and runs the whole Fetch algorithm around the same
  * undici client, which costs a third of the SDK's CPU per streamed call (bench/README.md).
- * Aborting `init.signal` aborts the request, before the headers or mid-stream.
+ * Aborting `init.signal` aborts the request, before the headers or mid-stream. Over TLS the
+ * agent speaks HTTP/2 when the provider offers it, so concurrent calls share one connection.
  */
 export function undiciFetch(dispatcher: Dispatcher = new Agent()): typeof fetch {
   return async (input, init = {}) => {

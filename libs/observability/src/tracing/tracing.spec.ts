@@ -1,7 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { propagation } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { currentTraceId } from '../context/request-context';
 import { instrumentHttp } from '../http/http-instrumentation';
 import { MetricsService } from '../metrics/metrics.service';
@@ -84,5 +85,19 @@ describe('tracing', () => {
       expect(span.status.code).toBe(2);
       expect(span.status.message).toBe('tool down');
     });
+  });
+
+  it('leaves no global behind on shutdown, and starts again with spans nesting as before', async () => {
+    await (await startTracing({ serviceName: 'first', exporter: new InMemorySpanExporter() }))?.shutdown();
+    expect(propagation.fields()).toEqual([]);
+
+    const exporter = new InMemorySpanExporter();
+    const again = await startTracing({ serviceName: 'second', exporter });
+    expect(propagation.fields()).toContain('traceparent');
+    await withSpan('outer', {}, () => withSpan('inner', {}, async () => undefined));
+    const [inner, outer] = exporter.getFinishedSpans();
+    await again?.shutdown();
+    expect(parentOf(inner)).toBe(outer.spanContext().spanId);
+    expect(outer.resource.attributes['service.name']).toBe('second');
   });
 });

@@ -1,5 +1,5 @@
 import { context, propagation, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 
 const TRACER = 'parley';
 let enabled = false;
@@ -19,32 +19,50 @@ export interface Tracing {
 /**
  * Turns tracing on for the process (OpenTelemetry is global by design). The SDK is loaded only
  * here, so a process without an endpoint never loads it and `withSpan` stays a plain call.
+ * SDK 3 has no Node provider that registers itself: the async-local-storage context (spans nest
+ * across awaits) and the W3C propagators (`traceparent` in and out) are set here, and undone on
+ * shutdown.
  */
 export async function startTracing(options: TracingOptions): Promise<Tracing | null> {
   if (!options.exporter && !options.otlpEndpoint) return null;
-  const [{ NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor }, { resourceFromAttributes }] =
-    await Promise.all([import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/resources')]);
+  const [
+    { TracerProvider, BatchSpanProcessor, SimpleSpanProcessor },
+    { resourceFromAttributes },
+    { AsyncLocalStorageContextManager },
+    { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+  ]);
   const processor = options.exporter
-    ? new SimpleSpanProcessor(options.exporter)
-    : new BatchSpanProcessor(await otlpExporter(options.otlpEndpoint as string));
-  const provider = new NodeTracerProvider({
+    ? new SimpleSpanProcessor({ exporter: options.exporter })
+    : new BatchSpanProcessor({ exporter: await otlpExporter(options.otlpEndpoint as string) });
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     spanProcessors: [processor],
   });
-  provider.register();
+  trace.setGlobalTracerProvider(provider);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
   enabled = true;
   return {
     shutdown: async () => {
       enabled = false;
       await provider.shutdown();
       trace.disable();
+      context.disable();
+      propagation.disable();
     },
   };
 }
 
 async function otlpExporter(endpoint: string): Promise<SpanExporter> {
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  return new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }) as unknown as SpanExporter;
+  return new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` });
 }
 
 export function tracingEnabled(): boolean {
