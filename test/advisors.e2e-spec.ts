@@ -2,6 +2,7 @@ import { CatalogService } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { AdvisorRegistry, type AdvisedReply, type AdvisorContext, type LlmRequest } from '@parley/llm';
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -42,10 +43,17 @@ function catalog(simulatorUrl: string) {
 }
 
 describe('advisors around the model call', () => {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   let parley: ParleyUnderTest;
   let store: EventStore;
   beforeAll(async () => {
-    parley = await startParley('advisors', {}, catalog);
+    parley = await startParley('advisors', {}, catalog, { destination, level: 'info' });
     store = parley.app.get(EVENT_STORE);
   });
   afterAll(() => parley.close());
@@ -88,6 +96,18 @@ describe('advisors around the model call', () => {
     const fine = await send(id, 'Where is my order?');
     expect(fine.body).toMatchObject({ status: 'CO', reply: 'You said: Where is my order?' });
     expect(parley.simulator.requests).toHaveLength(1);
+  });
+
+  it('logs a summary of each request and reply through the logger, without their content (logging)', async () => {
+    const id = await start('GUARDED');
+    lines.length = 0;
+    await send(id, 'Where is my parcel?');
+    const logged = lines.filter((l) => l.includes(`advisor LOG: conversation ${id}`)).map((l) => JSON.parse(l).msg);
+    expect(logged).toEqual([
+      expect.stringMatching(/turn 1 call 1 request to sim-chat: 2 messages \(\d+ characters\), 0 tools$/),
+      expect.stringMatching(/turn 1 call 1 reply from .*: ST, 29 characters, 0 tool calls, \d+\+\d+ tokens in \d+ ms$/),
+    ]);
+    expect(lines.join('')).not.toContain('Where is my parcel?');
   });
 
   it('masks emails, phone and card numbers in the model request but keeps the message as the user sent it', async () => {

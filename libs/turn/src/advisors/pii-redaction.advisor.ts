@@ -12,6 +12,7 @@ const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}
 /** 13 to 19 digits, optionally grouped by single spaces or dashes. */
 const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
 /** An optional +country code, then 7 to 12 more digits, optionally grouped (spaces, dots, dashes, parentheses). */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const PHONE = /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]?\d{2,4}){1,3}(?![\w])/g;
 
 export type PiiCounts = { email: number; card: number; phone: number };
@@ -27,14 +28,17 @@ export function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** `text` with emails, Luhn-valid card numbers and phone numbers (7+ digits) masked, and how many of each. */
+/**
+ * `text` with emails, Luhn-valid card numbers and phone numbers (7 to 15 digits, not an ISO
+ * date) masked, counting each kind in `counts`.
+ */
 export function redactPii(text: string, counts: PiiCounts): string {
   return text
     .replace(EMAIL, () => (counts.email++, '[EMAIL]'))
     .replace(CARD, (m) => (luhn(m.replace(/\D/g, '')) ? (counts.card++, '[CARD]') : m))
     .replace(PHONE, (m) => {
       const digits = m.replace(/\D/g, '').length;
-      return digits >= 7 && digits <= 15 ? (counts.phone++, '[PHONE]') : m;
+      return digits >= 7 && digits <= 15 && !ISO_DATE.test(m) ? (counts.phone++, '[PHONE]') : m;
     });
 }
 
