@@ -124,7 +124,11 @@ describe('advisors around the model call', () => {
       advisor: 'PII',
       bean: 'piiRedaction',
       phase: 'before',
-      messages: { before: expect.stringMatching(/^[0-9a-f]{64}$/), after: expect.stringMatching(/^[0-9a-f]{64}$/), changed: [1] },
+      messages: {
+        before: expect.stringMatching(/^[0-9a-f]{64}$/),
+        after: expect.stringMatching(/^[0-9a-f]{64}$/),
+        changed: [1],
+      },
       note: { redactions: { email: 1, phone: 1, card: 1 } },
     });
     expect(applied.messages.before).not.toBe(applied.messages.after);
@@ -159,7 +163,12 @@ describe('advisors around the model call', () => {
       before(request: LlmRequest, ctx: AdvisorContext) {
         seen.push(`before ${ctx.code}`);
         const [system, ...rest] = request.messages;
-        return { request: { ...request, messages: [{ ...system, content: `${system.content} [${tag}]` } as typeof system, ...rest] } };
+        return {
+          request: {
+            ...request,
+            messages: [{ ...system, content: `${system.content} [${tag}]` } as typeof system, ...rest],
+          },
+        };
       },
       after(reply: AdvisedReply, ctx: AdvisorContext) {
         seen.push(`after ${ctx.code}`);

@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type { AdvisorBinding, ConversationSnapshot, DisclosableSkill, MemoryStrategy, ToolDefinition, TurnLimits } from '@parley/core';
+import type {
+  AdvisorBinding,
+  ConversationSnapshot,
+  DisclosableSkill,
+  MemoryStrategy,
+  ToolDefinition,
+  TurnLimits,
+} from '@parley/core';
 import { DomainError } from '@parley/core';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';

@@ -1,16 +1,11 @@
 import type { AdvisorBinding } from '@parley/core';
 import type { RecordAdvisorApplied, Unstamped } from '@parley/domain';
-import type {
-  AdvisedReply,
-  Advisor,
-  AdvisorContext,
-  AdvisorOutcome,
-  AdvisorRegistry,
-  LlmRequest,
-} from '@parley/llm';
+import type { AdvisedReply, Advisor, AdvisorContext, AdvisorOutcome, AdvisorRegistry, LlmRequest } from '@parley/llm';
 import { sha256Of, stableJson } from './stable-json';
 
-type Applied = { -readonly [K in keyof Unstamped<RecordAdvisorApplied>['data']]: Unstamped<RecordAdvisorApplied>['data'][K] };
+type Applied = {
+  -readonly [K in keyof Unstamped<RecordAdvisorApplied>['data']]: Unstamped<RecordAdvisorApplied>['data'][K];
+};
 
 /** An advisor failed or is not registered in this process: the model call fails with this message. */
 export class AdvisorFailed extends Error {}
@@ -47,7 +42,9 @@ export class AdvisorChain {
     this.entered = [];
     for (const binding of this.bindings) {
       const impl = this.implOf(binding);
-      const outcome = impl.before ? await this.run(binding, 'before', () => impl.before!(request, this.ctx(binding))) : undefined;
+      const outcome = impl.before
+        ? await this.run(binding, 'before', () => impl.before!(request, this.ctx(binding)))
+        : undefined;
       const next = outcome?.request ?? request;
       const record: Applied = { callNo: this.call.callNo, advisor: binding.code, bean: binding.bean, phase: 'before' };
       const messages = messagesChange(request, next);
@@ -96,7 +93,9 @@ export class AdvisorChain {
     try {
       return await fn();
     } catch (err) {
-      throw new AdvisorFailed(`Advisor '${binding.code}' (${binding.bean}) failed ${phase} the model call: ${(err as Error).message}`);
+      throw new AdvisorFailed(
+        `Advisor '${binding.code}' (${binding.bean}) failed ${phase} the model call: ${(err as Error).message}`,
+      );
     }
   }
 }

@@ -53,8 +53,7 @@ describe('piiRedaction', () => {
 });
 
 describe('responseCache without Redis', () => {
-  const config = (max: number) =>
-    loadConfig({ ADVISOR_CACHE_MAX_ENTRIES: String(max), ADVISOR_CACHE_TTL_MS: '60000' });
+  const config = (max: number) => loadConfig({ ADVISOR_CACHE_MAX_ENTRIES: String(max), ADVISOR_CACHE_TTL_MS: '60000' });
 
   it('answers an identical request from memory after the reply was kept, never a different one', async () => {
     const cache = new ResponseCacheAdvisor(config(10), null);

@@ -9,7 +9,10 @@ export const DEFAULT_REFUSAL =
  * config's `sensitiveWords` (case-insensitive), the reply is the config's `failureResponse` (or a
  * default refusal) and the model is not called.
  */
-@ParleyAdvisor({ name: 'safeGuard', description: 'Refuses, without calling the model, a message with a sensitive word.' })
+@ParleyAdvisor({
+  name: 'safeGuard',
+  description: 'Refuses, without calling the model, a message with a sensitive word.',
+})
 @Injectable()
 export class SafeGuardAdvisor implements Advisor {
   before(request: LlmRequest, ctx: AdvisorContext): AdvisorOutcome | void {
