@@ -1,6 +1,7 @@
 import { CatalogService } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { AdvisorRegistry, type AdvisedReply, type AdvisorContext, type LlmRequest } from '@parley/llm';
+import { REDIS, type Redis } from '@parley/platform';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
@@ -152,6 +153,10 @@ describe('advisors around the model call', () => {
       ['CACHE', 'before', true],
     ]);
     expect(hit[1].note).toEqual({ cache: 'hit', key: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // REDIS_URL is set: the reply is kept in Redis, under the instance's prefix, with a TTL.
+    const redis = parley.app.get<Redis>(REDIS);
+    const key = `${parley.config.prefix}:advisor-cache:${hit[1].note.key}`;
+    expect(await redis.pttl(key)).toBeGreaterThan(0);
     const replies = async (id: string) =>
       (await dataOf(id, 'MessageRecorded')).filter((m) => m.role === 'AS').map((m) => m.content);
     expect(await replies(second)).toEqual(await replies(first));

@@ -12,7 +12,6 @@ import { REDIS, type Redis } from '@parley/platform';
 import { sha256Of } from './stable-json';
 
 const KEY = 'responseCache.key';
-const PREFIX = 'parley:advisor:response-cache:';
 const logger = new Logger('ResponseCacheAdvisor');
 
 /** The cache key of a request: sha-256 of what the model is sent (provider, model, messages, tools, options; never the key). */
@@ -46,7 +45,7 @@ class LruCache {
 
 /**
  * `responseCache`: an exact-match cache from the model request to its reply, in Redis when
- * REDIS_URL is set, else a bounded in-memory LRU (ADVISOR_CACHE_MAX_ENTRIES). A hit answers
+ * REDIS_URL is set (keys `<PARLEY_PREFIX>:advisor-cache:<sha-256>`), else a bounded in-memory LRU (ADVISOR_CACHE_MAX_ENTRIES). A hit answers
  * without calling the model. Only replies that end the turn normally (finish ST, no tool
  * calls) are kept, for ADVISOR_CACHE_TTL_MS or the advisor config's `ttlMs`. A cache that cannot
  * be reached is a miss, never a failed turn.
@@ -55,12 +54,14 @@ class LruCache {
 @Injectable()
 export class ResponseCacheAdvisor implements Advisor {
   private readonly memory: LruCache;
+  private readonly prefix: string;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Optional() @Inject(REDIS) private readonly redis: Redis | null = null,
   ) {
     this.memory = new LruCache(config.llm.advisorCacheMaxEntries);
+    this.prefix = `${config.prefix}:advisor-cache:`;
   }
 
   async before(request: LlmRequest, ctx: AdvisorContext): Promise<AdvisorOutcome | void> {
@@ -81,7 +82,7 @@ export class ResponseCacheAdvisor implements Advisor {
 
   private async read(key: string): Promise<string | null> {
     if (!this.redis) return this.memory.get(key);
-    return this.redis.get(PREFIX + key).catch((err: Error) => {
+    return this.redis.get(this.prefix + key).catch((err: Error) => {
       logger.warn(`response cache unreachable, calling the model: ${err.message}`);
       return null;
     });
@@ -89,7 +90,7 @@ export class ResponseCacheAdvisor implements Advisor {
 
   private async write(key: string, value: string, ttlMs: number): Promise<void> {
     if (!this.redis) return this.memory.set(key, value, ttlMs);
-    await this.redis.set(PREFIX + key, value, 'PX', Math.ceil(ttlMs)).catch((err: Error) => {
+    await this.redis.set(this.prefix + key, value, 'PX', Math.ceil(ttlMs)).catch((err: Error) => {
       logger.warn(`response cache unreachable, reply not kept: ${err.message}`);
     });
   }
