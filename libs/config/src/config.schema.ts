@@ -275,6 +275,12 @@ export const envSchema = z.object({
   LLM_RETRY_DELAY_MS: int(500, 0).describe(
     "Base delay of the exponential backoff (full jitter) between attempts, never shorter than the provider's `Retry-After`. A configuration's `llmRetryDelay` overrides it.",
   ),
+  ADVISOR_CACHE_TTL_MS: int(300_000, 1).describe(
+    'How long the `responseCache` advisor keeps a reply for an identical model request.',
+  ),
+  ADVISOR_CACHE_MAX_ENTRIES: int(1_000, 1).describe(
+    'Replies the `responseCache` advisor keeps in memory when REDIS_URL is unset (least recently used go first).',
+  ),
   LLM_BREAKER_FAILURES: int(5, 1).describe(
     'Consecutive retryable failures of one provider that open its circuit breaker.',
   ),

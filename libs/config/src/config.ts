@@ -96,6 +96,9 @@ function toConfig(env: Env) {
       /** Per provider: consecutive retryable failures that open the circuit, and how long it stays open. */
       breakerFailures: env.LLM_BREAKER_FAILURES,
       breakerCooldownMs: env.LLM_BREAKER_COOLDOWN_MS,
+      /** The responseCache advisor: entry lifetime, and the in-memory LRU's size without Redis. */
+      advisorCacheTtlMs: env.ADVISOR_CACHE_TTL_MS,
+      advisorCacheMaxEntries: env.ADVISOR_CACHE_MAX_ENTRIES,
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {

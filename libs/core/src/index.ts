@@ -13,6 +13,7 @@ export type {
   MemoryStrategy,
   TurnLimits,
   ConversationSnapshot,
+  AdvisorBinding,
 } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';

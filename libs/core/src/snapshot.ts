@@ -68,6 +68,18 @@ export interface TurnLimits {
   maxToolCallsPerReply?: number;
 }
 
+/** An advisor an action runs around each model call (seed 000's LlmActionAdvisor). */
+export interface AdvisorBinding {
+  /** The catalog advisor's code. */
+  code: string;
+  /** The registered advisor it runs (llmAdvisorBeanName). */
+  bean: string;
+  /** llmAdvisorOrder: the link's, else the advisor's default; the list is sorted by it, descending. */
+  order: number;
+  /** The advisor's catalog config (e.g. safeGuard's sensitiveWords). */
+  config: Record<string, unknown>;
+}
+
 export interface ConversationSnapshot {
   applicationCode: string;
   agentCode: string;
@@ -89,6 +101,8 @@ export interface ConversationSnapshot {
   /** Names of the catalog MCP clients whose tools the MCP pool lists at run time (the resolver always sets it). */
   mcpClients?: string[];
   memory: MemoryStrategy;
+  /** The advisors around each model call, highest order first. Absent when the action links none. */
+  advisors?: AdvisorBinding[];
   limits: TurnLimits;
   retry: { count: number; delayMs: number };
 }

@@ -211,6 +211,7 @@ const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemComman
   'RecordChunks',
   'RecordModelAttemptFailed',
   'RecordModelReply',
+  'RecordAdvisorApplied',
   'GiveUpModelCall',
   'AbandonTurn',
   'CheckPrompt',

@@ -182,6 +182,30 @@ export type ToolRepositoryRemoved = Event<
   { repositoryId: string; reason: 'removed' | 'triggered'; triggeredBy?: string }
 >;
 
+/**
+ * An advisor changed a model call: `phase` before (the request, or a reply given in place of the
+ * model, which was then not called) or after (the reply). Recorded so that a replay needs no
+ * advisor: the reply is in the MessageRecorded that follows; this says how it came about.
+ * `messages`: the request's messages hash (sha-256 of their canonical JSON) before and after,
+ * with the indexes of the messages that changed; `replaced`: a reply given without a model call
+ * (`refusal`, `cache_hit`); `note`: what the advisor reports (e.g. a cache key, redaction counts).
+ */
+export type AdvisorApplied = Event<
+  'AdvisorApplied',
+  {
+    turnNo: number;
+    callNo: number;
+    advisor: string;
+    bean: string;
+    phase: 'before' | 'after';
+    messages?: { before: string; after: string; changed: number[] };
+    optionsChanged?: boolean;
+    replyChanged?: boolean;
+    replaced?: boolean;
+    note?: Record<string, unknown>;
+  }
+>;
+
 export type ConversationEvent =
   | ConversationStarted
   | MessageRecorded
@@ -211,7 +235,8 @@ export type ConversationEvent =
   | SkillDisclosed
   | ToolRepositoryAdded
   | ToolRepositoryChanged
-  | ToolRepositoryRemoved;
+  | ToolRepositoryRemoved
+  | AdvisorApplied;
 
 export type ConversationEventType = ConversationEvent['type'];
 

@@ -158,6 +158,7 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       return { ...c, pendingQuestion: null };
     case 'ConversationStuck':
     case 'ConversationPaused':
+    case 'AdvisorApplied':
     case 'ConversationResumed':
       return c;
     case 'SkillDisclosed':

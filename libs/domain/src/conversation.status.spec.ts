@@ -96,6 +96,10 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
     data: { repositoryId: 'r', options: { triggerOnce: false, exclusive: false }, tools: [] },
   },
   ToolRepositoryRemoved: { type: 'ToolRepositoryRemoved', data: { repositoryId: 'r', reason: 'removed' } },
+  AdvisorApplied: {
+    type: 'AdvisorApplied',
+    data: { turnNo: 1, callNo: 1, advisor: 'GUARD', bean: 'safeGuard', phase: 'before', replaced: true },
+  },
 };
 
 const at = (status: Status, pausedFrom: Lifecycle['pausedFrom'] = null): Lifecycle => ({ status, pausedFrom });

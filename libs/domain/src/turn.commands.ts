@@ -1,6 +1,6 @@
 import type { FinishReason, ToolOutcome, TurnFailureCode } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
-import type { ToolCallRef } from './conversation.events';
+import type { AdvisorApplied, ToolCallRef } from './conversation.events';
 
 /**
  * The system commands: what the turn worker and the timers tell the decider after the I/O it
@@ -45,6 +45,9 @@ export interface ModelReply {
 
 export type RecordModelReply = System<'RecordModelReply', { callNo: number; attempt: number; reply: ModelReply }>;
 
+/** An advisor changed the model call (see AdvisorApplied); the turn stamps its number. */
+export type RecordAdvisorApplied = System<'RecordAdvisorApplied', Omit<AdvisorApplied['data'], 'turnNo'>>;
+
 /** Every attempt of the model call failed (or its time ran out). */
 export type GiveUpModelCall = System<'GiveUpModelCall', { message: string }>;
 
@@ -73,6 +76,7 @@ export type SystemCommand =
   | RecordChunks
   | RecordModelAttemptFailed
   | RecordModelReply
+  | RecordAdvisorApplied
   | GiveUpModelCall
   | AbandonTurn
   | CheckPrompt

@@ -191,6 +191,41 @@ describe('the decider on the turn worker’s commands', () => {
     });
   });
 
+  describe('advisors', () => {
+    const applied = {
+      callNo: 1,
+      advisor: 'PII',
+      bean: 'piiRedaction',
+      phase: 'before' as const,
+      messages: { before: 'a'.repeat(64), after: 'b'.repeat(64), changed: [1] },
+      note: { redactions: { email: 1 } },
+    };
+
+    it('records what an advisor changed, with the turn number, and the fold is unchanged by it', () => {
+      spec
+        .given(started())
+        .when({ type: 'RecordAdvisorApplied', data: applied, meta: at(1) })
+        .then([{ type: 'AdvisorApplied', data: { turnNo: 1, ...applied } }]);
+      const before = fold(started());
+      const after = fold([...started(), { type: 'AdvisorApplied', data: { turnNo: 1, ...applied } }]);
+      expect(after).toEqual(before);
+    });
+
+    it('is refused outside a running turn', () => {
+      spec
+        .given([
+          ...started(),
+          ...replied(2, []),
+          {
+            type: 'ConversationCompleted',
+            data: { turnNo: 1, finishReason: 'ST', reply: 'done', responseModel: null },
+          },
+        ])
+        .when({ type: 'RecordAdvisorApplied', data: applied, meta: at(100) })
+        .thenThrows((err) => expect(err).toMatchObject({ code: 'CONFLICT' }));
+    });
+  });
+
   describe('the attempts of a model call', () => {
     it('records an attempt starting, with the model and provider of the snapshot', () => {
       spec

@@ -68,6 +68,8 @@ function decideWorker(
       return attemptFailed(command, turnNo);
     case 'RecordModelReply':
       return modelReply(command, c);
+    case 'RecordAdvisorApplied':
+      return [{ type: 'AdvisorApplied', data: { turnNo, ...command.data } }];
     case 'GiveUpModelCall':
       if (Date.parse(command.meta.now) >= turnDeadline(c)) return [overTime(c)];
       return [turnFailed(c, 'LLM_RUNTIME_ERROR', `The model call failed: ${command.data.message}`)];

@@ -64,6 +64,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     ToolRepositoryAdded: 1,
     ToolRepositoryChanged: 1,
     ToolRepositoryRemoved: 1,
+    AdvisorApplied: 1,
   },
   steps: {},
 };

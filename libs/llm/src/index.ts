@@ -10,3 +10,13 @@ export {
 export { LlmError } from './llm-error';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
+export {
+  ParleyAdvisor,
+  BUILT_IN_ADVISORS,
+  type Advisor,
+  type AdvisorContext,
+  type AdvisorOutcome,
+  type AdvisedReply,
+  type ParleyAdvisorOptions,
+} from './advisors/advisor';
+export { AdvisorRegistry, type RegisteredAdvisor } from './advisors/advisor-registry';

@@ -1,6 +1,6 @@
 import type { Config } from '@parley/config';
 import type { ConversationRepository, ConversationSignals, TurnScheduler } from '@parley/conversation';
-import type { LlmClient, ProviderEndpoints } from '@parley/llm';
+import type { AdvisorRegistry, LlmClient, ProviderEndpoints } from '@parley/llm';
 import type { MetricsService } from '@parley/observability';
 import type { LiveDeltas } from '@parley/read-models';
 import type { ToolExecutor } from '@parley/tools';
@@ -16,4 +16,6 @@ export interface TurnDeps {
   tools: ToolExecutor;
   live?: LiveDeltas;
   metrics?: MetricsService;
+  /** The advisors the snapshot's bean names resolve to. */
+  advisors?: AdvisorRegistry;
 }

@@ -5,7 +5,7 @@ import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
 import { nextTurnStep, turnDeadline, type ConversationEvent } from '@parley/domain';
 import { EventTooLarge, InvalidEvent } from '@parley/event-store';
-import { LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
+import { AdvisorRegistry, LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { ToolExecutor } from '@parley/tools';
@@ -45,6 +45,7 @@ export class TurnRunner {
     @Optional() @Inject(LIVE_DELTAS) live?: LiveDeltas,
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
+    @Optional() @Inject(AdvisorRegistry) advisors?: AdvisorRegistry,
   ) {
     this.deps = {
       config,
@@ -56,6 +57,7 @@ export class TurnRunner {
       tools,
       live,
       metrics,
+      advisors,
     };
   }
 

@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { ConversationModule, SNAPSHOT_SOURCE } from '@parley/conversation';
-import { LlmModule } from '@parley/llm';
+import { AdvisorRegistry, LlmModule } from '@parley/llm';
+import { LoggingAdvisor } from './advisors/logging.advisor';
+import { PiiRedactionAdvisor } from './advisors/pii-redaction.advisor';
+import { ResponseCacheAdvisor } from './advisors/response-cache.advisor';
+import { SafeGuardAdvisor } from './advisors/safe-guard.advisor';
 import { ToolsModule } from '@parley/tools';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
@@ -11,7 +16,8 @@ import { TurnWorker } from './turn-worker';
 
 /**
  * The runtime of conversations: the snapshot source for new conversations, and the runners of
- * turn and timer jobs. `forRoot({ worker: false })` for an app that only sends commands.
+ * turn and timer jobs, the advisors (@ParleyAdvisor providers of any module, and the built-in
+ * ones). `forRoot({ worker: false })` for an app that only sends commands.
  */
 @Module({})
 export class TurnModule {
@@ -19,8 +25,13 @@ export class TurnModule {
     return {
       module: TurnModule,
       global: true,
-      imports: [ConversationModule, LlmModule, ToolsModule],
+      imports: [DiscoveryModule, ConversationModule, LlmModule, ToolsModule],
       providers: [
+        AdvisorRegistry,
+        LoggingAdvisor,
+        SafeGuardAdvisor,
+        PiiRedactionAdvisor,
+        ResponseCacheAdvisor,
         RuntimeSnapshotSource,
         { provide: SNAPSHOT_SOURCE, useExisting: RuntimeSnapshotSource },
         RunningTurnsWatch,
@@ -28,7 +39,7 @@ export class TurnModule {
         TimerRunner,
         ...(options.worker ? [TurnWorker, TurnDispatcher] : []),
       ],
-      exports: [SNAPSHOT_SOURCE, TurnRunner, ConversationModule, ToolsModule],
+      exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule],
     };
   }
 }

@@ -1,4 +1,5 @@
 import type { FieldProblem } from '@parley/core';
+import { BUILT_IN_ADVISORS } from '@parley/llm';
 import { descriptorOf } from '../model/catalog-descriptors';
 import { memberOf } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
@@ -20,6 +21,8 @@ export class BundleRules {
     private readonly items: BundleItem[],
     private readonly invalid: BundleItem[] = [],
     private readonly destinations: CatalogDestinations | null = null,
+    /** The registered advisor bean names an advisor's llmAdvisorBeanName must be one of. */
+    private readonly advisorBeans: readonly string[] = BUILT_IN_ADVISORS,
   ) {
     for (const item of [...items, ...invalid]) {
       const key = item.values[item.d.key.field];
@@ -96,6 +99,8 @@ export class BundleRules {
         return mcpProblems(path, values);
       case 'tools':
         return prepareTool(item, this.view.get('tools')?.get(item.key) ?? null);
+      case 'advisors':
+        return advisorProblems(path, values, this.advisorBeans);
       default:
         return [];
     }
@@ -144,4 +149,23 @@ function mcpProblems(path: string, values: Row): FieldProblem[] {
     return [{ path: `${path}.mcpConnectionUrl`, message: 'required for the SH and SE transports' }];
   }
   return urlProblems(`${path}.mcpConnectionUrl`, values.mcpConnectionUrl);
+}
+
+/** An advisor runs a registered bean; safeGuard's sensitiveWords is a list of words. */
+function advisorProblems(path: string, values: Row, beans: readonly string[]): FieldProblem[] {
+  const bean = values.llmAdvisorBeanName as string | null;
+  if (!bean) return [{ path: `${path}.llmAdvisorBeanName`, message: 'required: the advisor bean to run' }];
+  if (!beans.includes(bean)) {
+    return [
+      {
+        path: `${path}.llmAdvisorBeanName`,
+        message: `unknown advisor bean '${bean}' (registered: ${[...beans].sort().join(', ')})`,
+      },
+    ];
+  }
+  const words = (values.config as Row | null)?.sensitiveWords;
+  if (bean === 'safeGuard' && !(Array.isArray(words) && words.every((w) => typeof w === 'string' && w.trim()))) {
+    return [{ path: `${path}.config.sensitiveWords`, message: 'safeGuard needs a list of non-empty words' }];
+  }
+  return [];
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { AdvisorRegistry, BUILT_IN_ADVISORS } from '@parley/llm';
 import { DATA_SOURCE } from '@parley/platform';
 import { DomainError, type FieldProblem } from '@parley/core';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -35,6 +36,7 @@ export class CatalogService {
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
     @Optional() @Inject(CONFIG) config: Config | null = null,
+    @Optional() @Inject(AdvisorRegistry) private readonly advisors: AdvisorRegistry | null = null,
   ) {
     this.store = new CatalogStore(cipher);
     this.destinations = config ? new CatalogDestinations(config.catalog) : null;
@@ -92,6 +94,11 @@ export class CatalogService {
     }
   }
 
+  /** The registry's advisors where the turn runtime is loaded, else the built-in ones. */
+  private advisorBeans(): readonly string[] {
+    return this.advisors ? [...new Set([...BUILT_IN_ADVISORS, ...this.advisors.names()])] : BUILT_IN_ADVISORS;
+  }
+
   private run(bundle: unknown, mode: Mode): Promise<PlannedChange[]> {
     return this.transaction(async (manager) => {
       const view = await this.store.loadView(manager);
@@ -101,7 +108,7 @@ export class CatalogService {
         if (stored) view.get(d.kind)!.set(key, this.store.open(d, key, stored));
       }
       if (mode.expect) checkExistence(items, view, mode.expect);
-      problems.push(...new BundleRules(view, items, invalid, this.destinations).check());
+      problems.push(...new BundleRules(view, items, invalid, this.destinations, this.advisorBeans()).check());
       const plan = planChanges(items, view, this.cipher);
       problems.push(...plan.problems);
       if (problems.length > 0) {

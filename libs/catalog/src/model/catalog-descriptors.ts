@@ -122,6 +122,7 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     llmAdvisorType: ref('advisorTypes', 4),
     llmAdvisorBeanName: str(128),
     llmAdvisorOrder: int(-1_000_000),
+    config: json(),
   }),
   entity('vectorStores', 'vector-stores', 'vector store', code(8), {
     description: DESCRIPTION,

@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type { ConversationSnapshot, DisclosableSkill, MemoryStrategy, ToolDefinition, TurnLimits } from '@parley/core';
+import type {
+  AdvisorBinding,
+  ConversationSnapshot,
+  DisclosableSkill,
+  MemoryStrategy,
+  ToolDefinition,
+  TurnLimits,
+} from '@parley/core';
 import { DomainError } from '@parley/core';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
@@ -9,6 +16,7 @@ import { CatalogReader } from '../store/catalog-reader';
 import { ASK_USER_QUESTION_TOOL, skillToolDefinition, toolDefinition, uniqueTools } from './tool-definitions';
 
 type SkillLink = { skill: string; disclosure: 'always' | 'on_request' };
+type AdvisorLink = { advisor: string; llmAdvisorOrder: number | null };
 type SchemaLink = { domainSchema: string; llmInputOutput: 'I' | 'O' | 'M'; llmCardinality: 'I' | 'L' };
 
 /**
@@ -68,6 +76,7 @@ export class SnapshotResolver {
       ]),
     );
     const mcpClients = records(await r.many('mcpClients', action.mcpClients as string[]));
+    const advisors = await this.advisorsOf((action.advisors as AdvisorLink[] | undefined) ?? []);
 
     const definitionOf = (code: string) => definitions.get(code)!;
     const disclosure = new Map(skillLinks.map((s) => [s.skill, s.disclosure]));
@@ -132,6 +141,7 @@ export class SnapshotResolver {
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
       memory: memoryOf(memory),
+      ...(advisors.length > 0 ? { advisors } : {}),
       limits: this.limitsOf(configuration),
       retry: {
         count: (configuration?.llmRetryCount as number | null) ?? this.config.llm.retryCount,
@@ -162,6 +172,31 @@ export class SnapshotResolver {
       });
     }
     return codes.map((c) => definitions.get(c)!);
+  }
+
+  /**
+   * The action's advisors, highest llmAdvisorOrder first (the link's order, else the advisor's
+   * default, else 0; ties keep the link order). One without a bean name runs nothing: left out.
+   */
+  private async advisorsOf(links: AdvisorLink[]): Promise<AdvisorBinding[]> {
+    const found = new Map(
+      records(
+        await this.reader.many(
+          'advisors',
+          links.map((l) => l.advisor),
+        ),
+      ).map((a) => [a.code as string, a]),
+    );
+    return links
+      .map((link) => ({ link, advisor: found.get(link.advisor) }))
+      .filter(({ advisor }) => !!advisor?.llmAdvisorBeanName)
+      .map(({ link, advisor }) => ({
+        code: link.advisor,
+        bean: advisor!.llmAdvisorBeanName as string,
+        order: link.llmAdvisorOrder ?? (advisor!.llmAdvisorOrder as number | null) ?? 0,
+        config: (advisor!.config as Record<string, unknown> | null) ?? {},
+      }))
+      .sort((a, b) => b.order - a.order);
   }
 
   /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters. */
