@@ -14,6 +14,7 @@ export type {
   TurnLimits,
   ConversationSnapshot,
 } from './snapshot';
+export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
 export { unstorableText, storableText, withStorableText, unstorableTextProblems } from './text';

@@ -182,6 +182,33 @@ export type ToolRepositoryRemoved = Event<
   { repositoryId: string; reason: 'removed' | 'triggered'; triggeredBy?: string }
 >;
 
+/**
+ * The conversation's memory was cleared: the model's prompt starts after `throughSequence`. The
+ * transcript (and the messages read model) keeps every message; `by` is the caller.
+ */
+export type MemoryCleared = Event<'MemoryCleared', { throughSequence: number; reason: string | null; by: string }>;
+/**
+ * The model summarised the transcript from `fromSequence` through `throughSequence` (a previous
+ * summary folded in): from then on the prompt holds this summary and the messages after it. The
+ * summarisation call's usage and cost count toward the conversation's.
+ */
+export type MemorySummarized = Event<
+  'MemorySummarized',
+  {
+    turnNo: number;
+    fromSequence: number;
+    throughSequence: number;
+    summary: string;
+    model: string;
+    responseModel: string | null;
+    inputTokens: number;
+    outputTokens: number;
+    usageEstimated: boolean;
+    cost: number;
+    latencyMs: number;
+  }
+>;
+
 export type ConversationEvent =
   | ConversationStarted
   | MessageRecorded
@@ -211,7 +238,9 @@ export type ConversationEvent =
   | SkillDisclosed
   | ToolRepositoryAdded
   | ToolRepositoryChanged
-  | ToolRepositoryRemoved;
+  | ToolRepositoryRemoved
+  | MemoryCleared
+  | MemorySummarized;
 
 export type ConversationEventType = ConversationEvent['type'];
 

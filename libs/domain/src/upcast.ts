@@ -64,6 +64,8 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     ToolRepositoryAdded: 1,
     ToolRepositoryChanged: 1,
     ToolRepositoryRemoved: 1,
+    MemoryCleared: 1,
+    MemorySummarized: 1,
   },
   steps: {},
 };
