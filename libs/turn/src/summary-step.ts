@@ -50,7 +50,10 @@ export async function summaryStep(ctx: TurnContext, deps: TurnDeps, plan: Summar
           baseDelayMs: retry.delayMs,
         }),
     );
-    deps.metrics?.recordLlmRequest({ provider: model.providerCode, model: model.name, outcome: 'ok' }, result.latencyMs);
+    deps.metrics?.recordLlmRequest(
+      { provider: model.providerCode, model: model.name, outcome: 'ok' },
+      result.latencyMs,
+    );
     deps.metrics?.recordTokenUsage(model.name, { input: result.usage.inputTokens, output: result.usage.outputTokens });
     const { fromSequence, throughSequence } = plan;
     const { text, responseModel, usage, latencyMs } = result;

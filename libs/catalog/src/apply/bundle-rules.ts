@@ -91,7 +91,12 @@ export class BundleRules {
       case 'memoryStrategies':
         return ['FULL', 'NONE', 'SUMM'].includes(String(values.llmMemoryStrategyType)) || values.llmMemoryWindowSize
           ? []
-          : [{ path: `${path}.llmMemoryWindowSize`, message: 'required unless the strategy type is FULL, NONE or SUMM' }];
+          : [
+              {
+                path: `${path}.llmMemoryWindowSize`,
+                message: 'required unless the strategy type is FULL, NONE or SUMM',
+              },
+            ];
       case 'mcpClients':
         return mcpProblems(path, values);
       case 'tools':

@@ -221,8 +221,7 @@ function memoryOf(strategy: Row | null): MemoryStrategy {
   if (strategy.llmMemoryStrategyType === 'SUMM')
     return {
       kind: 'SUMMARY',
-      summaryThresholdTokens:
-        (strategy.llmMemorySummaryThreshold as number | null) ?? DEFAULT_SUMMARY_THRESHOLD_TOKENS,
+      summaryThresholdTokens: (strategy.llmMemorySummaryThreshold as number | null) ?? DEFAULT_SUMMARY_THRESHOLD_TOKENS,
       keepRecent: (strategy.llmMemoryKeepRecent as number | null) ?? DEFAULT_SUMMARY_KEEP_RECENT,
     };
   return { kind: 'WINDOW', windowSize: strategy.llmMemoryWindowSize as number };

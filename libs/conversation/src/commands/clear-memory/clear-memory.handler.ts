@@ -19,12 +19,11 @@ export class ClearMemoryHandler {
 
   async execute(input: ClearMemoryInput, ctx: OperationContext): Promise<CommandReply> {
     const reason = input.reason ?? null;
-    const done = await this.runner.execute(
-      input.conversationId,
-      ctx,
-      { type: 'ClearMemory', reason },
-      (meta) => ({ type: 'ClearMemory', data: { reason }, meta }),
-    );
+    const done = await this.runner.execute(input.conversationId, ctx, { type: 'ClearMemory', reason }, (meta) => ({
+      type: 'ClearMemory',
+      data: { reason },
+      meta,
+    }));
     return commandReplyOf(input.conversationId, done.state, done.position);
   }
 }
