@@ -103,7 +103,9 @@ describe('conversation memory: SUMMARY and clearing it, over HTTP and NATS', () 
       { role: 'user', content: m2 },
     ]);
 
-    expect((await send(id, m3)).body).toMatchObject({ status: 'CO', reply: 'ok' });
+    const third = await send(id, m3);
+    expect(third.body).toMatchObject({ status: 'CO', reply: 'ok' });
+    const afterThreePosition = third.body.position as string;
     const afterThree = parley.simulator.requests.slice(3);
     expect(afterThree.map((r) => isSummaryRequest(r.body!))).toEqual([true, false]);
     expect(afterThree[0].body!.messages[1].content).toContain('Previous summary:\nFirst summary.');
@@ -127,6 +129,11 @@ describe('conversation memory: SUMMARY and clearing it, over HTTP and NATS', () 
     const state = fold(stream as unknown as ConversationEnvelope[]) as ExistingConversation;
     const input = [...modelCalls, ...summaries].reduce((n, d) => n + d.inputTokens, 0);
     expect(state.usage.inputTokens).toBe(input);
+    const last = await parley.call('GET', `/api/v1/conversations/${id}?minPosition=${afterThreePosition}`);
+    expect(last.body).toMatchObject({
+      biInputTokenCount: state.usage.inputTokens,
+      biOutputTokenCount: state.usage.outputTokens,
+    });
 
     // Replay: the stream up to the last model call gives its prompt again, without the model.
     const requestsBefore = parley.simulator.requests.length;
