@@ -121,6 +121,17 @@ describe('SUMMARY memory: when the turn summarises', () => {
     expect(summaryPlan(later)!.entries.map((m) => m.sequence)).toEqual([4, 5, 6, 7]);
   });
 
+  it('takes the defaults (4000 tokens, six recent messages) where the strategy sets none', () => {
+    const bare = { kind: 'SUMMARY' } as const;
+    expect(summaryPlan(fold(history(2, bare)) as RunningTurn)).toBeNull();
+    const c = fold(history(2, bare)) as RunningTurn;
+    const plan = summaryPlan(c, (text) => (text.length > 10 ? 1000 : 1));
+    // 4001 tokens, over the threshold, but five entries: all within the six kept verbatim.
+    expect(plan).toBeNull();
+    const longer = fold(history(4, bare)) as RunningTurn;
+    expect(summaryPlan(longer, (text) => (text.length > 10 ? 1000 : 1))).toMatchObject({ throughSequence: 3 });
+  });
+
   it('counts with the tokenizer it is given', () => {
     const c = fold(history(2)) as RunningTurn;
     expect(summaryPlan(c, () => 1)).toBeNull();
