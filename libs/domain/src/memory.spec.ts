@@ -1,3 +1,4 @@
+import type { MemoryStrategy } from '@parley/core';
 import { conversationDecider } from './conversation.decider';
 import type { ConversationEvent } from './conversation.events';
 import { rememberedTranscript, type ExistingConversation } from './conversation.state';
@@ -10,7 +11,7 @@ const SUMMARY = { kind: 'SUMMARY' as const, summaryThresholdTokens: 25, keepRece
 const long = 'x'.repeat(40); // 10 tokens by the estimate
 
 /** Turns 1..n of a user message and an answer each (sequences 1..2n), then turn n+1 started with a message. */
-function history(turns: number, memory = SUMMARY): ConversationEvent[] {
+function history(turns: number, memory: MemoryStrategy = SUMMARY): ConversationEvent[] {
   const [start] = started({ memory });
   const events: ConversationEvent[] = [start];
   for (let t = 1; t <= turns; t++) {
@@ -62,7 +63,7 @@ describe('SUMMARY memory: when the turn summarises', () => {
 
   it('does not summarise under the threshold, nor with another strategy, nor after the first model call', () => {
     expect(nextTurnStep(fold(history(1)), T0).kind).toBe('call_model');
-    expect(nextTurnStep(fold(history(3, { kind: 'FULL' } as never)), T0).kind).toBe('call_model');
+    expect(nextTurnStep(fold(history(3, { kind: 'FULL' })), T0).kind).toBe('call_model');
     const c = fold([
       ...history(2),
       { type: 'ModelCallStarted', data: { turnNo: 3, callNo: 1, attempt: 1, model: 'm', provider: 'SIM' } },
