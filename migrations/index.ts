@@ -5,6 +5,7 @@ import { ReadModels1732200006000 } from './1732200006000-read-models';
 import { ReadModelsCheckpoint1732200007000 } from './1732200007000-read-models-checkpoint';
 import { KeyedHashChain1732200009100 } from './1732200009100-keyed-hash-chain';
 import { AdvisorConfig1732200009300 } from './1732200009300-advisor-config';
+import { MemorySummary1732200010000 } from './1732200010000-memory-summary';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -18,4 +19,5 @@ export const migrations = [
   ReadModelsCheckpoint1732200007000,
   KeyedHashChain1732200009100,
   AdvisorConfig1732200009300,
+  MemorySummary1732200010000,
 ];

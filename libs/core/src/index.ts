@@ -15,6 +15,7 @@ export type {
   ConversationSnapshot,
   AdvisorBinding,
 } from './snapshot';
+export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
 export { unstorableText, storableText, withStorableText, unstorableTextProblems } from './text';

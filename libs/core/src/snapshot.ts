@@ -51,10 +51,21 @@ export interface ChatOptions {
 }
 
 export interface MemoryStrategy {
-  /** FULL: every message; WINDOW: the last `windowSize` messages (never splitting a tool call from its results); NONE: only the current turn. */
-  kind: 'FULL' | 'WINDOW' | 'NONE';
+  /**
+   * FULL: every message; WINDOW: the last `windowSize` messages (never splitting a tool call from
+   * its results); NONE: only the current turn; SUMMARY: once the remembered history passes
+   * `summaryThresholdTokens`, the model summarises all but the last `keepRecent` messages, and
+   * the prompt holds that summary and the messages after it.
+   */
+  kind: 'FULL' | 'WINDOW' | 'NONE' | 'SUMMARY';
   windowSize?: number;
+  summaryThresholdTokens?: number;
+  keepRecent?: number;
 }
+
+/** SUMMARY's defaults when the strategy does not set them. */
+export const DEFAULT_SUMMARY_THRESHOLD_TOKENS = 4000;
+export const DEFAULT_SUMMARY_KEEP_RECENT = 6;
 
 export interface TurnLimits {
   maxToolRounds: number;

@@ -30,6 +30,8 @@ export type KillConversation = Command<'KillConversation', { reason: string | nu
 export type PauseConversation = Command<'PauseConversation', { reason: string | null }>;
 export type ResumeConversation = Command<'ResumeConversation', Record<string, never>>;
 export type RecoverConversation = Command<'RecoverConversation', Record<string, never>>;
+/** Seed 000: memories can be cleared explicitly. The prompt starts after the clear; the stream keeps everything. */
+export type ClearMemory = Command<'ClearMemory', { reason: string | null }>;
 /** Tools arrive resolved (catalog codes turned into definitions by the handler). */
 export type AddToolRepository = Command<'AddToolRepository', ToolRepository>;
 export type ChangeToolRepository = Command<'ChangeToolRepository', ToolRepository>;
@@ -46,6 +48,7 @@ export type ConversationCommand =
   | PauseConversation
   | ResumeConversation
   | RecoverConversation
+  | ClearMemory
   | AddToolRepository
   | ChangeToolRepository
   | RemoveToolRepository;

@@ -104,6 +104,7 @@ const commands = {
   PauseConversation: cmd('PauseConversation', { reason: null }),
   ResumeConversation: cmd('ResumeConversation', {}),
   RecoverConversation: cmd('RecoverConversation', {}),
+  ClearMemory: cmd('ClearMemory', { reason: 'start over' }),
 };
 type CommandName = keyof typeof commands;
 
@@ -209,6 +210,20 @@ const table: Record<CommandName, Partial<Record<From, string[] | string>>> = {
     RU: 'CONFLICT',
     CO: 'CONFLICT',
     'PA(from RU)': 'CONFLICT',
+    KI: 'CONVERSATION_CLOSED',
+  },
+  ClearMemory: {
+    none: 'NOT_FOUND',
+    NS: ['MemoryCleared'],
+    CO: ['MemoryCleared'],
+    FA: ['MemoryCleared'],
+    RU: 'CONVERSATION_BUSY',
+    'WA(question)': 'CONVERSATION_WAITING',
+    'WA(approval)': 'CONVERSATION_WAITING',
+    'PA(from CO)': 'CONVERSATION_PAUSED',
+    'PA(from RU)': 'CONVERSATION_PAUSED',
+    ST: 'CONVERSATION_PAUSED',
+    TE: 'CONVERSATION_CLOSED',
     KI: 'CONVERSATION_CLOSED',
   },
 };

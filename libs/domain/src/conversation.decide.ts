@@ -1,6 +1,7 @@
 import { assertNever, DomainError } from '@parley/core';
 import type {
   ApproveToolCall,
+  ClearMemory,
   ConversationCommand,
   PauseConversation,
   RejectToolCall,
@@ -47,6 +48,8 @@ export function decide(command: ConversationCommand | SystemCommand, state: Conv
       notClosed(state);
       if (state.status !== 'ST' || !state.turn) throw refusal('CONFLICT', state, 'is not stuck');
       return [{ type: 'TurnResumed', data: { turnNo: state.turn.no, reason: 'recover' } }];
+    case 'ClearMemory':
+      return clearMemory(command, state);
     case 'AddToolRepository':
     case 'ChangeToolRepository':
     case 'RemoveToolRepository':
@@ -112,6 +115,39 @@ function resume(state: ExistingConversation): ConversationEvent[] {
   ];
 }
 
+/**
+ * Clears the model's memory between turns (NS, CO, FA): the next prompt starts after the last
+ * message. Refused like a new message in every other status, so a running or waiting turn never
+ * loses the messages it is working on.
+ */
+function clearMemory(command: ClearMemory, state: ExistingConversation): ConversationEvent[] {
+  if (state.status !== 'NS' && state.status !== 'CO' && state.status !== 'FA') return refuseBetweenTurns(state);
+  return [
+    {
+      type: 'MemoryCleared',
+      data: { throughSequence: nextSequence(state) - 1, reason: command.data.reason, by: command.meta.actor },
+    },
+  ];
+}
+
+/** Why a command that needs the conversation between turns is refused in this status. */
+function refuseBetweenTurns(state: ExistingConversation): never {
+  switch (state.status) {
+    case 'RU':
+      throw refusal('CONVERSATION_BUSY', state, 'is running a turn; wait for it to finish');
+    case 'WA':
+      throw refusal('CONVERSATION_WAITING', state, 'is waiting for answers or approvals');
+    case 'PA':
+    case 'ST':
+      throw refusal('CONVERSATION_PAUSED', state, state.status === 'PA' ? 'is paused' : 'is stuck');
+    case 'TE':
+    case 'KI':
+      throw refusal('CONVERSATION_CLOSED', state, 'is closed');
+    default:
+      throw refusal('CONFLICT', state, 'cannot take this command now');
+  }
+}
+
 function sendMessage(command: SendMessage, state: ExistingConversation): ConversationEvent[] {
   switch (state.status) {
     case 'NS':
@@ -129,18 +165,8 @@ function sendMessage(command: SendMessage, state: ExistingConversation): Convers
         { type: 'TurnStarted', data: { turnNo } },
       ];
     }
-    case 'RU':
-      throw refusal('CONVERSATION_BUSY', state, 'is running a turn; wait for it to finish');
-    case 'WA':
-      throw refusal('CONVERSATION_WAITING', state, 'is waiting for answers or approvals');
-    case 'PA':
-    case 'ST':
-      throw refusal('CONVERSATION_PAUSED', state, state.status === 'PA' ? 'is paused' : 'is stuck');
-    case 'TE':
-    case 'KI':
-      throw refusal('CONVERSATION_CLOSED', state, 'is closed');
     default:
-      return assertNever(state);
+      return refuseBetweenTurns(state);
   }
 }
 
@@ -215,6 +241,7 @@ const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemComman
   'GiveUpModelCall',
   'AbandonTurn',
   'CheckPrompt',
+  'RecordMemorySummary',
   'StartToolCall',
   'RecordToolOutcome',
   'ExpireQuestion',

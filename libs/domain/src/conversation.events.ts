@@ -205,6 +205,32 @@ export type AdvisorApplied = Event<
     note?: Record<string, unknown>;
   }
 >;
+/**
+ * The conversation's memory was cleared: the model's prompt starts after `throughSequence`. The
+ * transcript (and the messages read model) keeps every message; `by` is the caller.
+ */
+export type MemoryCleared = Event<'MemoryCleared', { throughSequence: number; reason: string | null; by: string }>;
+/**
+ * The model summarised the transcript from `fromSequence` through `throughSequence` (a previous
+ * summary folded in): from then on the prompt holds this summary and the messages after it. The
+ * summarisation call's usage and cost count toward the conversation's.
+ */
+export type MemorySummarized = Event<
+  'MemorySummarized',
+  {
+    turnNo: number;
+    fromSequence: number;
+    throughSequence: number;
+    summary: string;
+    model: string;
+    responseModel: string | null;
+    inputTokens: number;
+    outputTokens: number;
+    usageEstimated: boolean;
+    cost: number;
+    latencyMs: number;
+  }
+>;
 
 export type ConversationEvent =
   | ConversationStarted
@@ -236,7 +262,9 @@ export type ConversationEvent =
   | ToolRepositoryAdded
   | ToolRepositoryChanged
   | ToolRepositoryRemoved
-  | AdvisorApplied;
+  | AdvisorApplied
+  | MemoryCleared
+  | MemorySummarized;
 
 export type ConversationEventType = ConversationEvent['type'];
 

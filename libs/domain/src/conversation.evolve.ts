@@ -1,11 +1,12 @@
 import { roundCost } from '@parley/core';
 import type { ConversationEnvelope } from './event-envelope';
-import type {
-  ConversationData,
-  ConversationState,
-  ExistingConversation,
-  ToolCallStatus,
-  TurnProgress,
+import {
+  type ConversationData,
+  type ConversationState,
+  type ExistingConversation,
+  NO_MEMORY_CUT,
+  type ToolCallStatus,
+  type TurnProgress,
 } from './conversation.state';
 import { type Lifecycle, statusAfter } from './conversation.status';
 import { transcriptEntryOf } from './transcript';
@@ -177,6 +178,18 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
         ...c,
         toolRepositories: c.toolRepositories.filter((r) => r.repositoryId !== event.data.repositoryId),
       };
+    case 'MemoryCleared':
+      return { ...c, memory: { clearedThrough: event.data.throughSequence, summary: null } };
+    case 'MemorySummarized': {
+      const d = event.data;
+      const usage = {
+        inputTokens: c.usage.inputTokens + d.inputTokens,
+        outputTokens: c.usage.outputTokens + d.outputTokens,
+        estimatedCost: roundCost(c.usage.estimatedCost + d.cost),
+      };
+      const summary = { text: d.summary, fromSequence: d.fromSequence, throughSequence: d.throughSequence };
+      return { ...c, usage, memory: { ...(c.memory ?? NO_MEMORY_CUT), summary } };
+    }
     default: {
       // Compile time: every known type is handled. Run time: a newer type is left alone.
       void (event satisfies never);

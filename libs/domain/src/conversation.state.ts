@@ -60,6 +60,14 @@ export interface TurnProgress {
   endedByTool: { reply: string | null } | null;
 }
 
+/** What the model remembers of the transcript (absent: everything, as before memory could be cleared). */
+export interface ConversationMemory {
+  /** The prompt leaves out every entry up to this sequence (MemoryCleared); 0: none left out. */
+  clearedThrough: number;
+  /** The latest summary (MemorySummarized): it stands for the entries through `throughSequence`. */
+  summary: { text: string; fromSequence: number; throughSequence: number } | null;
+}
+
 export interface ConversationData {
   id: string;
   owner: string;
@@ -72,6 +80,8 @@ export interface ConversationData {
   /** Conversation-level tool repositories (seed 002), in the order they were added. */
   toolRepositories: ToolRepository[];
   turn: TurnProgress | null;
+  /** Cleared and summarised memory; absent in states folded before it existed. */
+  memory?: ConversationMemory;
   /** Set while the model's AskUserQuestion waits for answers. */
   pendingQuestion: PendingQuestion | null;
   usage: Usage;
@@ -119,3 +129,19 @@ export function availableTools(c: ConversationData): ToolDefinition[] {
 
 export const pendingApprovals = (c: ConversationData): TurnToolCall[] =>
   c.turn?.toolCalls.filter((t) => t.status === 'awaiting_approval') ?? [];
+
+export const NO_MEMORY_CUT: ConversationMemory = { clearedThrough: 0, summary: null };
+
+/**
+ * The transcript as the model remembers it before the memory strategy applies: nothing up to a
+ * clear, and nothing a summary stands for (the summary itself is returned beside it).
+ */
+export function rememberedTranscript(c: ConversationData): {
+  summary: ConversationMemory['summary'];
+  entries: TranscriptEntry[];
+} {
+  const memory = c.memory ?? NO_MEMORY_CUT;
+  const summary = memory.summary && memory.summary.throughSequence > memory.clearedThrough ? memory.summary : null;
+  const from = Math.max(memory.clearedThrough, summary?.throughSequence ?? 0);
+  return { summary, entries: c.transcript.filter((m) => m.sequence > from) };
+}

@@ -100,6 +100,23 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
     type: 'AdvisorApplied',
     data: { turnNo: 1, callNo: 1, advisor: 'GUARD', bean: 'safeGuard', phase: 'before', replaced: true },
   },
+  MemoryCleared: { type: 'MemoryCleared', data: { throughSequence: 2, reason: null, by: 'client-a' } },
+  MemorySummarized: {
+    type: 'MemorySummarized',
+    data: {
+      turnNo: 2,
+      fromSequence: 1,
+      throughSequence: 2,
+      summary: 'S',
+      model: 'm',
+      responseModel: null,
+      inputTokens: 1,
+      outputTokens: 1,
+      usageEstimated: false,
+      cost: 0,
+      latencyMs: 1,
+    },
+  },
 };
 
 const at = (status: Status, pausedFrom: Lifecycle['pausedFrom'] = null): Lifecycle => ({ status, pausedFrom });

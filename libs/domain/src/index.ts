@@ -12,6 +12,8 @@ export {
   type ConversationState,
   type ExistingConversation,
   type TranscriptEntry,
+  type ConversationMemory,
+  rememberedTranscript,
   initialState,
   availableTools,
   pendingApprovals,
@@ -24,3 +26,4 @@ export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from '
 export { nextSequence, costOf, replyOf, turnDeadline } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';
+export { summaryPlan, estimateTokens, type SummaryPlan, type TokenCounter } from './memory';

@@ -60,6 +60,19 @@ export type AbandonTurn = System<'AbandonTurn', { code: TurnFailureCode; message
 /** The request of the next model call is built: its prompt must fit the turn's prompt budget. */
 export type CheckPrompt = System<'CheckPrompt', { promptTokens: number }>;
 
+/** The model summarised the older part of the memory (SummaryPlan). */
+export type RecordMemorySummary = System<
+  'RecordMemorySummary',
+  {
+    fromSequence: number;
+    throughSequence: number;
+    summary: string;
+    responseModel: string | null;
+    usage: { inputTokens: number; outputTokens: number; estimated: boolean };
+    latencyMs: number;
+  }
+>;
+
 /** A tool call that may not run twice goes on record before it runs. */
 export type StartToolCall = System<'StartToolCall', { toolCallId: string }>;
 
@@ -80,6 +93,7 @@ export type SystemCommand =
   | GiveUpModelCall
   | AbandonTurn
   | CheckPrompt
+  | RecordMemorySummary
   | StartToolCall
   | RecordToolOutcome
   | ExpireQuestion

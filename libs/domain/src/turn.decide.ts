@@ -2,6 +2,7 @@ import { assertNever, DomainError } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { fold } from './conversation.evolve';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import { memorySummarized } from './memory';
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
   completion,
@@ -79,6 +80,8 @@ function decideWorker(
       const breach = promptBreach(c, command.data.promptTokens);
       return breach ? [breach] : [];
     }
+    case 'RecordMemorySummary':
+      return [memorySummarized(c, command)];
     case 'StartToolCall': {
       const call = turnCall(c, command.data.toolCallId);
       const tool = availableTools(c).find((t) => t.name === call.name);

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import { summaryPlan, type SummaryPlan, type TokenCounter } from './memory';
 import { repositoryOf } from './tool-repositories';
 import { completion, completionCap, modelCallBreach, stepBreach, turnDeadline, type RunningTurn } from './turn.rules';
 import { approvalsRequested, askQuestion, discloseSkill, toolFailed } from './turn.tools';
@@ -24,6 +25,7 @@ export interface ModelCallPlan {
  * - `idle`: nothing; the conversation is not running this turn (ended, paused, waiting, killed);
  * - `record`: append these events (a refusal, a question, a disclosure, approvals asked, the end);
  * - `run_tool`: run this tool call, then record its outcome (RecordToolOutcome);
+ * - `summarize`: have the model summarise the older memory, then record it (RecordMemorySummary);
  * - `call_model`: make this model call, then record its reply (RecordModelReply).
  */
 export type TurnStep =
@@ -37,6 +39,7 @@ export type TurnStep =
       /** The turn's time budget ends here (epoch ms): the call gets no more than what is left. */
       deadline: number;
     }
+  | { kind: 'summarize'; plan: SummaryPlan }
   | { kind: 'call_model'; plan: ModelCallPlan };
 
 const IDLE: TurnStep = { kind: 'idle' };
@@ -55,7 +58,7 @@ export const isRunningTurn = (c: ConversationState): c is RunningTurn => c.statu
  * the end of the turn; then the next model call. A worker that resumes a turn after a crash
  * asks the same question of the folded stream and continues where the dead one stopped.
  */
-export function nextTurnStep(c: ConversationState, now: number): TurnStep {
+export function nextTurnStep(c: ConversationState, now: number, countTokens?: TokenCounter): TurnStep {
   if (!isRunningTurn(c)) return IDLE;
   const breach = stepBreach(c, now);
   if (breach) return record(breach);
@@ -65,6 +68,8 @@ export function nextTurnStep(c: ConversationState, now: number): TurnStep {
   if (done) return record(done);
   const refused = modelCallBreach(c);
   if (refused) return record(refused);
+  const summary = summaryPlan(c, countTokens);
+  if (summary) return { kind: 'summarize', plan: summary };
   return { kind: 'call_model', plan: modelCallPlan(c) };
 }
 

@@ -65,6 +65,8 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     ToolRepositoryChanged: 1,
     ToolRepositoryRemoved: 1,
     AdvisorApplied: 1,
+    MemoryCleared: 1,
+    MemorySummarized: 1,
   },
   steps: {},
 };

@@ -112,6 +112,19 @@ class Story {
     return this.record({ type: 'ConversationFailed', data: { turnNo: this.turnNo, code, message: code } });
   }
 
+  clearMemory(): this {
+    return this.command({ type: 'ClearMemory', data: { reason: null }, meta });
+  }
+
+  summarised(fromSequence: number, throughSequence: number, summary: string): this {
+    const usage = { inputTokens: 10, outputTokens: 2, estimated: false };
+    return this.command({
+      type: 'RecordMemorySummary',
+      data: { fromSequence, throughSequence, summary, responseModel: null, usage, latencyMs: 1 },
+      meta,
+    } as unknown as ConversationCommand);
+  }
+
   private get turnNo(): number {
     return this.conversation.turn?.no ?? 0;
   }
@@ -308,6 +321,33 @@ describe('buildMessages', () => {
         'assistant calls cancel-1',
         'tool cancel-1: The user rejected this tool call. Do not retry it unless asked.',
       ]);
+    });
+  });
+
+  describe('cleared and summarised memory', () => {
+    it('sends nothing from before a clear, whatever the strategy', () => {
+      for (const memory of [{ kind: 'FULL' }, { kind: 'WINDOW', windowSize: 10 }, { kind: 'SUMMARY' }] as const) {
+        const story = new Story({ memory }).user('My name is Ada.').reply('Hello Ada.').clearMemory();
+        expect(sent(story.user('Who am I?').conversation)).toEqual(['system', 'user: Who am I?']);
+        expect(story.conversation.transcript).toHaveLength(3);
+      }
+    });
+
+    it('sends the summary as a labelled system message, then only the entries after it', () => {
+      const story = new Story({ memory: { kind: 'SUMMARY' } })
+        .user('Question 1')
+        .reply('Answer 1')
+        .user('Question 2')
+        .reply('Answer 2')
+        .user('Question 3');
+      // The summary is recorded by the turn worker while turn 3 runs.
+      const c = story.summarised(1, 2, 'The user asked one question.').conversation;
+      const messages = buildMessages(c);
+      expect(messages[1]).toEqual({
+        role: 'system',
+        content: 'Summary of the earlier conversation:\nThe user asked one question.',
+      });
+      expect(sent(c)).toEqual(['system', 'system', 'user: Question 2', 'assistant: Answer 2', 'user: Question 3']);
     });
   });
 

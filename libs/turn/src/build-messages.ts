@@ -1,17 +1,20 @@
-import type { ExistingConversation, TranscriptEntry } from '@parley/domain';
+import { rememberedTranscript, type ExistingConversation, type TranscriptEntry } from '@parley/domain';
 import type { LlmContentPart, LlmMessage } from '@parley/llm';
 
 /**
  * The messages a model call sends: the frozen system prompt, then the transcript as the
  * memory strategy keeps it (FULL: all of it; WINDOW: the last `windowSize` entries; NONE: the
- * current turn). A window never splits an assistant's tool calls from their results, and a tool
+ * current turn; SUMMARY: the latest summary, as a labelled system message, and the entries after
+ * it). Nothing up to a memory clear is sent, and nothing a summary stands for. A window never splits an assistant's tool calls from their results, and a tool
  * call an earlier turn left without a result gets one, as providers require. Questions (QU) are
  * not sent: the answer is the AskUserQuestion call's result. Tool calls go back under the ids the
  * model gave them, not the conversation's own.
  */
 export function buildMessages(c: ExistingConversation): LlmMessage[] {
-  const entries = remembered(c).filter((m) => m.role !== 'QU');
+  const { summary, entries: kept } = rememberedTranscript(c);
+  const entries = remembered(c, kept).filter((m) => m.role !== 'QU');
   const messages: LlmMessage[] = c.snapshot.systemPrompt ? [{ role: 'system', content: c.snapshot.systemPrompt }] : [];
+  if (summary) messages.push({ role: 'system', content: `${SUMMARY_LABEL}\n${summary.text}` });
   const answered = new Set(entries.filter((m) => m.role === 'TO').map((m) => m.toolCallId));
   const providerIds = new Map(
     c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => [t.id, t.providerId ?? t.id] as const)),
@@ -38,10 +41,12 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
   return messages;
 }
 
-function remembered(c: ExistingConversation): TranscriptEntry[] {
+/** How the summary of the earlier conversation is introduced to the model. */
+export const SUMMARY_LABEL = 'Summary of the earlier conversation:';
+
+function remembered(c: ExistingConversation, all: TranscriptEntry[]): TranscriptEntry[] {
   const { kind, windowSize } = c.snapshot.memory;
-  const all = c.transcript;
-  if (kind === 'FULL') return all;
+  if (kind === 'FULL' || kind === 'SUMMARY') return all;
   const currentTurn = c.turn?.no ?? 0;
   let start =
     kind === 'NONE' ? all.findIndex((m) => m.turnNo === currentTurn) : Math.max(0, all.length - (windowSize ?? 20));

@@ -1,2 +1,3 @@
 export { TurnRunner } from './turn-runner';
 export { runtimeModules } from './runtime-modules';
+export { buildMessages, SUMMARY_LABEL } from './build-messages';

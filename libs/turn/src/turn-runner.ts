@@ -8,8 +8,10 @@ import { EventTooLarge, InvalidEvent } from '@parley/event-store';
 import { AdvisorRegistry, LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
+import { countTokens } from '@parley/prompt';
 import { ToolExecutor } from '@parley/tools';
 import { modelStep } from './model-step';
+import { summaryStep } from './summary-step';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { runTool } from './tool-run';
 import { TurnContext, TurnPreempted } from './turn-context';
@@ -154,7 +156,8 @@ export class TurnRunner {
   /** Asks the decider for the turn's next step and performs it, until there is none. */
   private async loop(ctx: TurnContext, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      const step = nextTurnStep(ctx.state, Date.now());
+      const modelName = ctx.state.snapshot.model.name;
+      const step = nextTurnStep(ctx.state, Date.now(), (text) => countTokens(text, modelName));
       switch (step.kind) {
         case 'idle':
           return;
@@ -163,6 +166,9 @@ export class TurnRunner {
           break;
         case 'run_tool':
           await runTool(ctx, this.deps, step, signal);
+          break;
+        case 'summarize':
+          await summaryStep(ctx, this.deps, step.plan, signal);
           break;
         case 'call_model':
           await modelStep(ctx, this.deps, step.plan, signal);

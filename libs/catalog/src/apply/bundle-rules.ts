@@ -92,9 +92,14 @@ export class BundleRules {
           ? [{ path: `${path}.baseUrl`, message: 'required for an openai-compatible provider' }]
           : urlProblems(`${path}.baseUrl`, values.baseUrl);
       case 'memoryStrategies':
-        return ['FULL', 'NONE'].includes(String(values.llmMemoryStrategyType)) || values.llmMemoryWindowSize
+        return ['FULL', 'NONE', 'SUMM'].includes(String(values.llmMemoryStrategyType)) || values.llmMemoryWindowSize
           ? []
-          : [{ path: `${path}.llmMemoryWindowSize`, message: 'required unless the strategy type is FULL or NONE' }];
+          : [
+              {
+                path: `${path}.llmMemoryWindowSize`,
+                message: 'required unless the strategy type is FULL, NONE or SUMM',
+              },
+            ];
       case 'mcpClients':
         return mcpProblems(path, values);
       case 'tools':

@@ -141,6 +141,10 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     description: DESCRIPTION,
     llmMemoryStrategyType: ref('memoryStrategyTypes', 4, true),
     llmMemoryWindowSize: int(1),
+    /** SUMMARY: the remembered history's tokens past which the model summarises it (default 4000). */
+    llmMemorySummaryThreshold: int(1),
+    /** SUMMARY: the recent messages that stay verbatim beside the summary (default 6). */
+    llmMemoryKeepRecent: int(0),
   }),
   entity('configurations', 'configurations', 'configuration', code(4), {
     description: DESCRIPTION,

@@ -8,7 +8,7 @@ import type {
   ToolDefinition,
   TurnLimits,
 } from '@parley/core';
-import { DomainError } from '@parley/core';
+import { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS, DomainError } from '@parley/core';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
 import type { Row } from '../model/entity-schemas';
@@ -246,10 +246,19 @@ function checkRunnable(action: Row, model: Row | null, provider: Row | null): vo
   if (provider.status !== 'active') throw problem(`provider '${String(provider.code)}' is inactive`);
 }
 
-/** Seed 000: FULL keeps everything; another strategy keeps a window; none keeps only the turn. */
+/**
+ * Seed 000: FULL keeps everything; SUMM summarises the older history past a token threshold;
+ * another strategy keeps a window; none keeps only the turn.
+ */
 function memoryOf(strategy: Row | null): MemoryStrategy {
   if (!strategy || strategy.llmMemoryStrategyType === 'NONE') return { kind: 'NONE' };
   if (strategy.llmMemoryStrategyType === 'FULL') return { kind: 'FULL' };
+  if (strategy.llmMemoryStrategyType === 'SUMM')
+    return {
+      kind: 'SUMMARY',
+      summaryThresholdTokens: (strategy.llmMemorySummaryThreshold as number | null) ?? DEFAULT_SUMMARY_THRESHOLD_TOKENS,
+      keepRecent: (strategy.llmMemoryKeepRecent as number | null) ?? DEFAULT_SUMMARY_KEEP_RECENT,
+    };
   return { kind: 'WINDOW', windowSize: strategy.llmMemoryWindowSize as number };
 }
 

@@ -11,6 +11,7 @@ import {
   ResumeConversationHandler,
   TerminateConversationHandler,
 } from './change-lifecycle/change-lifecycle.handler';
+import { ClearMemoryHandler, clearMemoryInput } from './clear-memory/clear-memory.handler';
 import {
   ApproveToolCallHandler,
   RejectToolCallHandler,
@@ -158,6 +159,14 @@ export const COMMANDS: readonly Operation[] = [
     handler: RecoverConversationHandler,
     startsTurn: true,
     http: post('/{conversationId}/recover'),
+  }),
+  command({
+    name: 'clearMemory',
+    summary: "Clear the conversation's memory: later prompts start after its last message",
+    input: clearMemoryInput,
+    roles: CLIENTS,
+    handler: ClearMemoryHandler,
+    http: post('/{conversationId}/memory/clear'),
   }),
   command({
     name: 'addToolRepository',

@@ -122,6 +122,20 @@ describe('ConversationRepository', () => {
     expect(approximateBytes((await repo.load(ids[2])).state)).toBeGreaterThan(400_000);
   });
 
+  it('counts a memory summary in the size of a kept state', async () => {
+    const id = randomUUID();
+    const repo = repository();
+    await repo.append(id, await repo.load(id), [started(id), message(1, 'hello')], meta);
+    const before = approximateBytes((await repo.load(id)).state);
+    const summary = 'y'.repeat(100_000);
+    const data = {
+      ...{ turnNo: 1, fromSequence: 1, throughSequence: 1, summary, model: 'm', responseModel: null },
+      ...{ inputTokens: 1, outputTokens: 1, usageEstimated: false, cost: 0, latencyMs: 1 },
+    };
+    await repo.append(id, await repo.load(id), [{ type: 'MemorySummarized', data }], meta);
+    expect(approximateBytes((await repo.load(id)).state)).toBeGreaterThanOrEqual(before + 200_000);
+  });
+
   it('with CONVERSATION_CACHE_MB=0 folds the whole stream on every load', async () => {
     const id = randomUUID();
     const repo = repository(0);

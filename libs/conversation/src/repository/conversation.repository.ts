@@ -78,6 +78,7 @@ export function approximateBytes(state: ConversationState): number {
     for (const call of m.toolCalls ?? []) chars += 64 + call.arguments.length;
   }
   chars += 64 * Object.keys(state.commands).length + (state.turn?.lastReply?.length ?? 0);
+  chars += state.memory?.summary?.text.length ?? 0;
   return 2 * chars + 1024;
 }
 

@@ -80,6 +80,16 @@ export const conversationsProjection = rowProjection({
           response_model: d.responseModel ?? row.response_model,
         };
       }
+      case 'MemorySummarized': {
+        // The summarisation call is a model call of the conversation: its usage counts the same.
+        const d = event.data;
+        return {
+          ...r,
+          input_tokens: (row.input_tokens as number) + d.inputTokens,
+          output_tokens: (row.output_tokens as number) + d.outputTokens,
+          estimated_cost: roundCost((row.estimated_cost as number) + d.cost),
+        };
+      }
       case 'ConversationCompleted':
         return {
           ...r,

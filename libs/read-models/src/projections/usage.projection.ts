@@ -80,7 +80,7 @@ export const usageProjection: Projection = {
           output_tokens: 0,
           estimated_cost: 0,
         });
-      if (event.type === 'ModelCallCompleted')
+      if (event.type === 'ModelCallCompleted' || event.type === 'MemorySummarized')
         increments.push({
           ...bucket,
           conversations: 0,

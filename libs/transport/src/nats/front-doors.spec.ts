@@ -156,6 +156,7 @@ describe('NATS commands, SSE, integration events and verification', () => {
         'RemoveToolRepositoryHandler',
         { ...base, repositoryId: 'booking' },
       ],
+      ['clearMemory', { ...base, reason: 'fresh start' }, 'ClearMemoryHandler', { ...base, reason: 'fresh start' }],
     ];
     for (const [subject, payload, handler, input] of cases) {
       const answer = await command(subject, { ...payload, commandId: `${subject}-1` });
