@@ -96,6 +96,8 @@ function toConfig(env: Env) {
       /** Per provider: consecutive retryable failures that open the circuit, and how long it stays open. */
       breakerFailures: env.LLM_BREAKER_FAILURES,
       breakerCooldownMs: env.LLM_BREAKER_COOLDOWN_MS,
+      /** Texts per `/v1/embeddings` request. */
+      embeddingBatchSize: env.EMBEDDING_BATCH_SIZE,
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {

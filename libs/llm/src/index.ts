@@ -10,3 +10,10 @@ export {
 export { LlmError } from './llm-error';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
+export {
+  EmbeddingClient,
+  type EmbeddingClientOptions,
+  type EmbeddingMetrics,
+  type EmbeddingRequest,
+  type EmbeddingResult,
+} from './embedding-client';
