@@ -4,7 +4,7 @@ import { Auth1732200002000 } from './1732200002000-auth';
 import { ReadModels1732200006000 } from './1732200006000-read-models';
 import { ReadModelsCheckpoint1732200007000 } from './1732200007000-read-models-checkpoint';
 import { KeyedHashChain1732200009100 } from './1732200009100-keyed-hash-chain';
-import { Knowledge1732200010000 } from './1732200010000-knowledge';
+import { Knowledge1732200011000 } from './1732200011000-knowledge';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -17,5 +17,5 @@ export const migrations = [
   ReadModels1732200006000,
   ReadModelsCheckpoint1732200007000,
   KeyedHashChain1732200009100,
-  Knowledge1732200010000,
+  Knowledge1732200011000,
 ];

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * keeps to the exact scan). pgvector's tables (`kn_vectors_<n>`, one per embedding length) are
  * created by the store at first use, as their `vector(n)` needs the model's length.
  */
-export class Knowledge1732200010000 implements MigrationInterface {
-  name = 'Knowledge1732200010000';
+export class Knowledge1732200011000 implements MigrationInterface {
+  name = 'Knowledge1732200011000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
