@@ -29,6 +29,7 @@ const libs = [
   'platform',
   'testing',
   'auth',
+  'knowledge',
 ];
 
 module.exports = {

@@ -6,6 +6,7 @@ import { ReadModelsCheckpoint1732200007000 } from './1732200007000-read-models-c
 import { KeyedHashChain1732200009100 } from './1732200009100-keyed-hash-chain';
 import { AdvisorConfig1732200009300 } from './1732200009300-advisor-config';
 import { MemorySummary1732200010000 } from './1732200010000-memory-summary';
+import { Knowledge1732200011000 } from './1732200011000-knowledge';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -20,4 +21,5 @@ export const migrations = [
   KeyedHashChain1732200009100,
   AdvisorConfig1732200009300,
   MemorySummary1732200010000,
+  Knowledge1732200011000,
 ];

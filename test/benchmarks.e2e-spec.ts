@@ -69,4 +69,28 @@ describe('the benchmarks at smoke size', () => {
     expect(out).toMatch(/started over stdio by Parley's pool: 1 for/);
     expect(out).toMatch(/processes left after close: 0/);
   }, 120_000);
+  it('bench:retrieval measures ingestion, HNSW and exact-scan search and recall and prints its tables', async () => {
+    const { code, out } = await runBenchmark('retrieval.bench.ts', {
+      BENCH_SIZES: '200,400',
+      BENCH_INGEST: '100',
+      BENCH_QUERIES: '10',
+      BENCH_EXACT_QUERIES: '5',
+      BENCH_DIMENSIONS: '64',
+    });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table).toContainEqual(expect.stringMatching(/^\| ingestion \| chunks \| chunks\/s/));
+    expect(table).toContainEqual(expect.stringMatching(/^\| pgvector \(HNSW\), PGlite \| 100 \| \d+/));
+    expect(table).toContainEqual(expect.stringMatching(/^\| exact scan, PostgreSQL \| 100 \| \d+/));
+    for (const size of ['200', '400']) {
+      expect(table).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^\\| ${size} \\| pgvector \\(HNSW\\), PGlite \\| 10 \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|$`),
+        ),
+      );
+      expect(table).toContainEqual(
+        expect.stringMatching(new RegExp(`^\\| ${size} \\| exact scan, PostgreSQL \\| 5 \\|`)),
+      );
+    }
+  }, 180_000);
 });

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { COLLECTION_SOURCE } from '@parley/knowledge';
 import { PROVIDER_ENDPOINTS } from '@parley/llm';
 import { MCP_CLIENT_CONFIG_SOURCE } from '@parley/mcp';
 import { TOOL_CONFIG_SOURCE } from '@parley/tools';
@@ -8,6 +9,7 @@ import { CatalogService } from './apply/catalog.service';
 import { CatalogController } from './http/catalog.controller';
 import { YamlBodyParser } from './http/yaml-body';
 import { CatalogQueries } from './queries/catalog-queries';
+import { CatalogCollectionSource } from './runtime/collection-source';
 import { CatalogMcpClientConfigSource } from './runtime/mcp-client-config-source';
 import { ProviderCredentials } from './runtime/provider-credentials';
 import { CatalogToolConfigSource } from './runtime/tool-config-source';
@@ -25,6 +27,7 @@ const EXPORTED = [
   ProviderCredentials,
   CatalogToolConfigSource,
   CatalogMcpClientConfigSource,
+  CatalogCollectionSource,
 ];
 
 /**
@@ -48,7 +51,8 @@ const EXPORTED = [
     { provide: PROVIDER_ENDPOINTS, useExisting: ProviderCredentials },
     { provide: TOOL_CONFIG_SOURCE, useExisting: CatalogToolConfigSource },
     { provide: MCP_CLIENT_CONFIG_SOURCE, useExisting: CatalogMcpClientConfigSource },
+    { provide: COLLECTION_SOURCE, useExisting: CatalogCollectionSource },
   ],
-  exports: [...EXPORTED, PROVIDER_ENDPOINTS, TOOL_CONFIG_SOURCE, MCP_CLIENT_CONFIG_SOURCE],
+  exports: [...EXPORTED, PROVIDER_ENDPOINTS, TOOL_CONFIG_SOURCE, MCP_CLIENT_CONFIG_SOURCE, COLLECTION_SOURCE],
 })
 export class CatalogModule {}

@@ -7,3 +7,4 @@ export { SnapshotResolver } from './snapshot/snapshot-resolver';
 export { ProviderCredentials } from './runtime/provider-credentials';
 export { registerCatalogCommands } from './cli/catalog.commands';
 export { SecretCipher } from './secrets/secret-cipher';
+export { CatalogCollectionSource } from './runtime/collection-source';

@@ -287,6 +287,9 @@ export const envSchema = z.object({
   LLM_BREAKER_COOLDOWN_MS: int(30_000, 10).describe(
     "How long a provider's open circuit refuses calls before it lets one through again (half-open).",
   ),
+  EMBEDDING_BATCH_SIZE: int(64, 1).describe(
+    'Texts sent in one `/v1/embeddings` request; longer lists are split into batches of this size, each retried and counted like a model call.',
+  ),
   MAX_TOOL_OUTPUT_BYTES: int(65_536, 256).describe(
     'Longer tool output is cut and marked `…[truncated: <n> bytes total]`. A configuration may override it.',
   ),

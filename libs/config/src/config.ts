@@ -99,6 +99,8 @@ function toConfig(env: Env) {
       /** The responseCache advisor: entry lifetime, and the in-memory LRU's size without Redis. */
       advisorCacheTtlMs: env.ADVISOR_CACHE_TTL_MS,
       advisorCacheMaxEntries: env.ADVISOR_CACHE_MAX_ENTRIES,
+      /** Texts per `/v1/embeddings` request. */
+      embeddingBatchSize: env.EMBEDDING_BATCH_SIZE,
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {

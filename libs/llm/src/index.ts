@@ -20,3 +20,10 @@ export {
   type ParleyAdvisorOptions,
 } from './advisors/advisor';
 export { AdvisorRegistry, type RegisteredAdvisor } from './advisors/advisor-registry';
+export {
+  EmbeddingClient,
+  type EmbeddingClientOptions,
+  type EmbeddingMetrics,
+  type EmbeddingRequest,
+  type EmbeddingResult,
+} from './embedding-client';

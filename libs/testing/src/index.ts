@@ -8,5 +8,7 @@ export { snapshotFixture, toolFixture } from './fixtures/snapshot.fixture';
 export { conversationScript, toAppend } from './fixtures/conversation-script';
 export { EVERYTHING_BIN, everythingChildren, isGone, startEverythingHttp } from './everything-server';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator';
+export { simEmbedding, SIM_EMBEDDING_DIMENSIONS } from './simulator/embeddings';
+export { startEmbeddedPostgresForTest, type EmbeddedPostgresForTest } from './embedded-postgres-worker';
 export { demoScript } from './simulator/demo-script';
 export { HABITS, type Habit, type UsagePlacement, type RecordedRequest } from './simulator/simulator.types';

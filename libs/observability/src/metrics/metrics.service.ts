@@ -72,6 +72,11 @@ export class MetricsService {
     if (usage.output > 0) this.tokens.inc({ model, direction: 'output' }, usage.output);
   }
 
+  /** Tokens an embedding model read: `llm_token_usage{direction="embedding"}`. */
+  recordEmbeddingUsage(model: string, tokens: number): void {
+    if (tokens > 0) this.tokens.inc({ model, direction: 'embedding' }, tokens);
+  }
+
   recordMcpError(labels: { client: string; kind: string }): void {
     this.mcpErrors.inc(labels);
   }

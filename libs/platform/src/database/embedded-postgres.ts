@@ -19,11 +19,13 @@ const URL_FILE = 'postgres.url';
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const dir = resolve(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
-  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+  const [{ PGlite }, { PGLiteSocketServer }, { vector }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-socket'),
+    import('@electric-sql/pglite-pgvector'),
   ]);
-  const db = await PGlite.create(dir);
+  // pgvector is loaded so the knowledge lib's vector stores get an HNSW index, not an exact scan.
+  const db = await PGlite.create(dir, { extensions: { vector } });
   // The socket server runs one statement at a time and keeps a transaction's statements
   // together, so several connections are safe: the pg pool, TypeORM, the CLI and the session
   // lock connection of each subscription (projections, relay) share it.

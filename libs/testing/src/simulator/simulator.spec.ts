@@ -76,7 +76,21 @@ describe('startSimulator', () => {
   });
 
   it('answers unknown routes with an OpenAI-style 404', async () => {
-    await expect(client.embeddings.create({ model: 'sim-chat', input: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.moderations.create({ model: 'sim-chat', input: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('serves deterministic embeddings, also base64-encoded as the SDK asks by default', async () => {
+    const floats = await client.embeddings.create({
+      model: 'sim-embed',
+      input: ['a b c', 'x'],
+      encoding_format: 'float',
+      dimensions: 16,
+    });
+    const packed = await client.embeddings.create({ model: 'sim-embed', input: ['a b c', 'x'], dimensions: 16 });
+    expect(floats.data.map((d) => d.embedding.length)).toEqual([16, 16]);
+    expect(packed.data[0].embedding[3]).toBeCloseTo(floats.data[0].embedding[3], 6);
+    expect(floats.usage.prompt_tokens).toBe(4);
+    await expect(client.embeddings.create({ model: 'sim-embed', input: [] })).rejects.toThrow(/input/);
   });
 
   it('waits the set latency before each streamed chunk, and none at zero', async () => {

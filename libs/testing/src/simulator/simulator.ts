@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { completionBody, streamChunks } from './chunks';
+import { simEmbedding, simEmbeddingTokens } from './embeddings';
 import { readBody, sendError, sendJson } from './http-io';
 import { planOf } from './reply-plan';
 import { Script } from './rules';
@@ -35,7 +36,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const MODELS = ['sim-chat', 'sim-reasoner'];
+const MODELS = ['sim-chat', 'sim-reasoner', 'sim-embed'];
 
 /** An OpenAI chat-completions server on plain node:http whose replies follow a script. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -74,6 +75,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         data: MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'parley-simulator' })),
       });
     }
+    if (req.method === 'POST' && path === '/v1/embeddings') return embeddings(res, raw, record);
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
       return sendError(res, 404, `No route for ${req.method} ${path}.`);
     }
@@ -90,6 +92,44 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     res.once('close', () => (open -= 1));
     const { reply } = script.reply(body, callCount);
     await respond(res, body, reply, callCount);
+  }
+
+  /** `/v1/embeddings`: deterministic hashed n-gram vectors (see embeddings.ts); rules' failures apply. */
+  async function embeddings(res: ServerResponse, raw: string, record: RecordedRequest): Promise<void> {
+    let body: { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
+    try {
+      body = JSON.parse(raw) as typeof body;
+    } catch {
+      return sendError(res, 400, 'The request body is not JSON.');
+    }
+    record.body = body as unknown as SimChatRequest;
+    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((i) => typeof i === 'string')) {
+      return sendError(res, 400, "'input' must be a string or a non-empty array of strings.");
+    }
+    const dims = body.dimensions === undefined ? undefined : Number(body.dimensions);
+    if (dims !== undefined && (!Number.isInteger(dims) || dims < 1 || dims > 4096)) {
+      return sendError(res, 400, "'dimensions' must be an integer from 1 to 4096.");
+    }
+    callCount += 1;
+    const { reply } = script.reply({ model: String(body.model ?? ''), messages: [] } as SimChatRequest, callCount);
+    if (reply.fail || reply.hang) return respond(res, { messages: [] } as unknown as SimChatRequest, reply, callCount);
+    await pause(latencyMs);
+    const tokens = (inputs as string[]).reduce((n, text) => n + simEmbeddingTokens(text), 0);
+    const base64 = body.encoding_format === 'base64';
+    return sendJson(res, 200, {
+      object: 'list',
+      model: String(body.model ?? 'sim-embed'),
+      data: (inputs as string[]).map((text, index) => {
+        const vector = simEmbedding(text, dims);
+        return {
+          object: 'embedding',
+          index,
+          embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector,
+        };
+      }),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   }
 
   async function respond(res: ServerResponse, body: SimChatRequest, reply: SimReply, n: number): Promise<void> {

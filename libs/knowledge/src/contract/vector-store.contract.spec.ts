@@ -1,0 +1,41 @@
+import { createTestDatabase, startEmbeddedPostgresForTest } from '@parley/testing';
+import { Pool } from 'pg';
+import { ExactScanVectorStore } from '../exact-scan/exact-scan.vector-store';
+import { PgvectorVectorStore, hasPgvector } from '../pgvector/pgvector.vector-store';
+import { CONTRACT_DIMENSIONS, describeVectorStoreContract } from './vector-store.contract';
+
+/** PGlite with pgvector, as `npm start` runs it with nothing set (one connection, like its pool). */
+async function embedded(make: (pool: Pool) => ExactScanVectorStore | PgvectorVectorStore, vector: boolean) {
+  const pg = await startEmbeddedPostgresForTest();
+  const pool = new Pool({ connectionString: pg.url, max: 1 });
+  expect(await hasPgvector(pool)).toBe(vector);
+  return {
+    store: make(pool),
+    close: async () => {
+      await pool.end();
+      await pg.stop();
+    },
+  };
+}
+
+describeVectorStoreContract('pgvector (HNSW) on the embedded PGlite', () =>
+  embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS), true),
+);
+
+describeVectorStoreContract('exact scan on the embedded PGlite', () =>
+  embedded((pool) => new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS), true),
+);
+
+describeVectorStoreContract('exact scan on PostgreSQL', async () => {
+  const database = await createTestDatabase('vector_exact');
+  const pool = new Pool({ connectionString: database.url, max: 2 });
+  // This machine's PostgreSQL has no pgvector: the exact scan is what it gets.
+  expect(await hasPgvector(pool)).toBe(false);
+  return {
+    store: new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS),
+    close: async () => {
+      await pool.end();
+      await database.drop();
+    },
+  };
+});
