@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -7,12 +8,20 @@ import { join } from 'node:path';
 
 /** A loopback port free right now, for a child process that must be told its port up front. */
 export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
+  // Below the kernel's ephemeral range (32768 and up): no outgoing connection or listen(0) is
+  // given a port from here, so the port stays free until the child that asked binds it.
+  for (;;) {
+    const port = 20_000 + randomInt(12_768);
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    server.close();
+    await once(server, 'close');
+    return port;
+  }
 }
 
 /**
