@@ -1,4 +1,4 @@
-import type { Chunk, MetadataValue, SearchHit } from './vector-store.port';
+import type { Chunk, MetadataValue, Queryable, SearchHit } from './vector-store.port';
 
 /** The columns both adapters' tables share, after the embedding. */
 export const CHUNK_COLUMNS = 'collection, id, document_id, text, tokens, metadata';
@@ -52,4 +52,63 @@ export const INSERT_BATCH = 500;
 
 export function* batches<T>(items: readonly T[], size = INSERT_BATCH): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** How an adapter stores a chunk's embedding: its columns, their values and their casts. */
+export interface EmbeddingColumns {
+  names: string[];
+  values(chunk: Chunk): unknown[];
+  casts: string[];
+}
+
+/** Upsert, delete and count on a chunk table: the SQL both adapters share. */
+export class ChunkTable {
+  constructor(
+    private readonly db: Queryable,
+    private readonly table: string,
+    private readonly embedding: EmbeddingColumns,
+  ) {}
+
+  async upsert(chunks: readonly Chunk[]): Promise<void> {
+    const { names } = this.embedding;
+    for (const batch of batches(chunks)) {
+      const { values, params } = valuesOf(
+        batch,
+        (c) => [
+          c.collection,
+          c.id,
+          c.documentId,
+          c.text,
+          c.tokens,
+          JSON.stringify(c.metadata),
+          ...this.embedding.values(c),
+        ],
+        ['', '', '', '', '::int', '::jsonb', ...this.embedding.casts],
+      );
+      await this.db.query(
+        `insert into ${this.table} (${CHUNK_COLUMNS}, ${names.join(', ')}) values ${values}
+         on conflict (collection, id) do update set document_id = excluded.document_id, text = excluded.text,
+           tokens = excluded.tokens, metadata = excluded.metadata,
+           ${names.map((n) => `${n} = excluded.${n}`).join(', ')}`,
+        params,
+      );
+    }
+  }
+
+  async deleteDocument(collection: string, documentId: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `with gone as (delete from ${this.table} where collection = $1 and document_id = $2 returning 1)
+       select count(*)::int as n from gone`,
+      [collection, documentId],
+    );
+    return Number(rows[0].n);
+  }
+
+  async count(collection: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `select count(*)::int as n from ${this.table} where collection = $1`,
+      [collection],
+    );
+    return Number(rows[0].n);
+  }
 }

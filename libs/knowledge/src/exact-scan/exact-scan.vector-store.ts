@@ -1,4 +1,4 @@
-import { CHUNK_COLUMNS, batches, toHit, valuesOf, type ChunkRow } from '../sql-rows';
+import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery, norm } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
 
@@ -28,10 +28,18 @@ export const EXACT_DDL = [
 export class ExactScanVectorStore implements VectorStore {
   readonly kind = 'exact' as const;
 
+  private readonly rows: ChunkTable;
+
   constructor(
     private readonly db: Queryable,
     readonly dimensions: number,
-  ) {}
+  ) {
+    this.rows = new ChunkTable(db, EXACT_TABLE, {
+      names: ['embedding', 'norm'],
+      values: (c) => [c.embedding, norm(c.embedding)],
+      casts: ['::real[]', '::float8'],
+    });
+  }
 
   async init(): Promise<void> {
     for (const statement of EXACT_DDL) await this.db.query(statement);
@@ -39,45 +47,15 @@ export class ExactScanVectorStore implements VectorStore {
 
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
-    for (const batch of batches(chunks)) {
-      const { values, params } = valuesOf(
-        batch,
-        (c) => [
-          c.collection,
-          c.id,
-          c.documentId,
-          c.text,
-          c.tokens,
-          JSON.stringify(c.metadata),
-          c.embedding,
-          norm(c.embedding),
-        ],
-        ['', '', '', '', '::int', '::jsonb', '::real[]', '::float8'],
-      );
-      await this.db.query(
-        `insert into ${EXACT_TABLE} (${CHUNK_COLUMNS}, embedding, norm) values ${values}
-         on conflict (collection, id) do update set document_id = excluded.document_id, text = excluded.text,
-           tokens = excluded.tokens, metadata = excluded.metadata, embedding = excluded.embedding, norm = excluded.norm`,
-        params,
-      );
-    }
+    await this.rows.upsert(chunks);
   }
 
-  async deleteDocument(collection: string, documentId: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: string }>(
-      `with gone as (delete from ${EXACT_TABLE} where collection = $1 and document_id = $2 returning 1)
-       select count(*)::int as n from gone`,
-      [collection, documentId],
-    );
-    return Number(rows[0].n);
+  deleteDocument(collection: string, documentId: string): Promise<number> {
+    return this.rows.deleteDocument(collection, documentId);
   }
 
-  async count(collection: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      `select count(*)::int as n from ${EXACT_TABLE} where collection = $1`,
-      [collection],
-    );
-    return Number(rows[0].n);
+  count(collection: string): Promise<number> {
+    return this.rows.count(collection);
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {

@@ -1,4 +1,4 @@
-import { CHUNK_COLUMNS, batches, toHit, valuesOf, type ChunkRow } from '../sql-rows';
+import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
 
@@ -20,6 +20,7 @@ const vectorLiteral = (v: readonly number[]) => `[${v.join(',')}]`;
 export class PgvectorVectorStore implements VectorStore {
   readonly kind = 'pgvector' as const;
   readonly table: string;
+  private readonly rows: ChunkTable;
 
   constructor(
     private readonly db: Queryable,
@@ -29,6 +30,11 @@ export class PgvectorVectorStore implements VectorStore {
       throw new Error(`pgvector's HNSW index takes 1 to 2000 dimensions, not ${dimensions}`);
     }
     this.table = `kn_vectors_${dimensions}`;
+    this.rows = new ChunkTable(db, this.table, {
+      names: ['embedding'],
+      values: (c) => [vectorLiteral(c.embedding)],
+      casts: ['::vector'],
+    });
   }
 
   async init(): Promise<void> {
@@ -52,44 +58,15 @@ export class PgvectorVectorStore implements VectorStore {
 
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
-    for (const batch of batches(chunks)) {
-      const { values, params } = valuesOf(
-        batch,
-        (c) => [
-          c.collection,
-          c.id,
-          c.documentId,
-          c.text,
-          c.tokens,
-          JSON.stringify(c.metadata),
-          vectorLiteral(c.embedding),
-        ],
-        ['', '', '', '', '::int', '::jsonb', '::vector'],
-      );
-      await this.db.query(
-        `insert into ${this.table} (${CHUNK_COLUMNS}, embedding) values ${values}
-         on conflict (collection, id) do update set document_id = excluded.document_id, text = excluded.text,
-           tokens = excluded.tokens, metadata = excluded.metadata, embedding = excluded.embedding`,
-        params,
-      );
-    }
+    await this.rows.upsert(chunks);
   }
 
-  async deleteDocument(collection: string, documentId: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      `with gone as (delete from ${this.table} where collection = $1 and document_id = $2 returning 1)
-       select count(*)::int as n from gone`,
-      [collection, documentId],
-    );
-    return Number(rows[0].n);
+  deleteDocument(collection: string, documentId: string): Promise<number> {
+    return this.rows.deleteDocument(collection, documentId);
   }
 
-  async count(collection: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: number }>(
-      `select count(*)::int as n from ${this.table} where collection = $1`,
-      [collection],
-    );
-    return Number(rows[0].n);
+  count(collection: string): Promise<number> {
+    return this.rows.count(collection);
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
