@@ -7,5 +7,14 @@ export {
   VectorStoreResolver,
   type CollectionSource,
   type DocumentCollectionConfig,
+  type EmbeddingModelConfig,
   type ResolvedCollection,
 } from './vector-store.resolver';
+export {
+  Collections,
+  type CollectionSearch,
+  type EmbeddedTexts,
+  type EmbeddingSpend,
+  type SearchOptions,
+} from './collections';
+export { KnowledgeModule } from './knowledge.module';

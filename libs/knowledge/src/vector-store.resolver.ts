@@ -13,6 +13,8 @@ export interface DocumentCollectionConfig {
   similarityThreshold: number | null;
   /** Hits per search (llmResultCount); null: DEFAULT_TOP_K. */
   resultCount: number | null;
+  /** The model that embeds its chunks and queries: the collection's llmEmbeddingModel, else its store's. */
+  embeddingModel: EmbeddingModelConfig;
   store: {
     code: string;
     /** The catalog's llmVectorStoreType code: `PGV` (pgvector), `SCAN` (exact scan), else chosen by the database. */
@@ -20,6 +22,16 @@ export interface DocumentCollectionConfig {
     /** Another PostgreSQL database for the chunks; null: Parley's own. */
     connectionUrl: string | null;
   };
+}
+
+/** A catalog model with `modelType: embedding`, as an embedding call needs it. */
+export interface EmbeddingModelConfig {
+  code: string;
+  /** The provider's model name (llmModelName). */
+  name: string;
+  providerCode: string;
+  /** Per token (llmInputTokenPrice). */
+  inputTokenPrice: number;
 }
 
 /** Looks up a document collection by code (the catalog implements it); NOT_FOUND when missing. */

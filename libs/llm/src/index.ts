@@ -10,6 +10,7 @@ export {
 export { LlmError } from './llm-error';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
+export { BreakerRegistry } from './breaker-registry';
 export {
   ParleyAdvisor,
   BUILT_IN_ADVISORS,

@@ -4,6 +4,7 @@ import { CATALOG_ENTITIES, CatalogModule } from '@parley/catalog';
 import { ConfigModule, type Config } from '@parley/config';
 import { TIMER_QUEUE, TURN_QUEUE } from '@parley/conversation';
 import { EventStoreModule } from '@parley/event-store';
+import { KnowledgeModule } from '@parley/knowledge';
 import { ObservabilityModule, QueueDepthModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
 import { LiveDeltasModule } from '@parley/read-models';
@@ -12,7 +13,7 @@ import { TurnModule } from './turn.module';
 
 /**
  * What every deployable that runs conversations stands on: config, PostgreSQL, Redis, NATS, the
- * job queue, the event store, observability, auth, the catalog, live deltas and the turn
+ * job queue, the event store, observability, auth, the catalog, the document collections, live deltas and the turn
  * runtime (`worker: true` also consumes the turn and timer queues in this process).
  */
 export function runtimeModules(config: Config, options: { worker: boolean }): (DynamicModule | Type)[] {
@@ -28,6 +29,7 @@ export function runtimeModules(config: Config, options: { worker: boolean }): (D
     ToolMetricsModule,
     AuthModule,
     CatalogModule,
+    KnowledgeModule,
     LiveDeltasModule,
     TurnModule.forRoot(options),
   ];

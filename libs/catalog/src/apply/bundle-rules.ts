@@ -106,9 +106,35 @@ export class BundleRules {
         return prepareTool(item, this.view.get('tools')?.get(item.key) ?? null);
       case 'advisors':
         return advisorProblems(path, values, this.advisorBeans);
+      case 'vectorStores':
+        return this.embeddingModelProblems(`${path}.llmEmbeddingModel`, values.llmEmbeddingModel);
+      case 'documentCollections':
+        return this.collectionProblems(path, values);
       default:
         return [];
     }
+  }
+
+  /** A model named to embed must be an embedding model (an unknown one is reported with the references). */
+  private embeddingModelProblems(path: string, code: unknown): FieldProblem[] {
+    const model = typeof code === 'string' ? this.find('models', code) : undefined;
+    if (!model || model.modelType === 'embedding') return [];
+    return [{ path, message: `'${String(code)}' is not an embedding model (modelType: ${String(model.modelType)})` }];
+  }
+
+  /** A collection embeds with its own model or its vector store's: one of them must name it. */
+  private collectionProblems(path: string, values: Row): FieldProblem[] {
+    if (values.llmEmbeddingModel)
+      return this.embeddingModelProblems(`${path}.llmEmbeddingModel`, values.llmEmbeddingModel);
+    const store =
+      typeof values.llmVectorStore === 'string' ? this.find('vectorStores', values.llmVectorStore) : undefined;
+    if (!store || store.llmEmbeddingModel) return [];
+    return [
+      {
+        path: `${path}.llmEmbeddingModel`,
+        message: `required: neither the collection nor its vector store '${String(values.llmVectorStore)}' names an embedding model`,
+      },
+    ];
   }
 
   /** Seed 000: a form or grid must belong to the row's schema; an action has at most one output. */

@@ -124,19 +124,6 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     llmAdvisorOrder: int(-1_000_000),
     config: json(),
   }),
-  entity('vectorStores', 'vector-stores', 'vector store', code(8), {
-    description: DESCRIPTION,
-    llmVectorStoreType: ref('vectorStoreTypes', 4),
-    connectionUrl: str(2000),
-    defaultCollectionName: str(128),
-  }),
-  entity('documentCollections', 'document-collections', 'document collection', code(8), {
-    description: DESCRIPTION,
-    llmVectorStore: ref('vectorStores', 8, true),
-    collectionName: str(128, true),
-    llmSimilarityThreshold: num(0, 1),
-    llmResultCount: int(1),
-  }),
   entity('memoryStrategies', 'memory-strategies', 'memory strategy', code(4), {
     description: DESCRIPTION,
     llmMemoryStrategyType: ref('memoryStrategyTypes', 4, true),
@@ -204,6 +191,23 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       ],
     },
   ),
+  entity('vectorStores', 'vector-stores', 'vector store', code(8), {
+    description: DESCRIPTION,
+    llmVectorStoreType: ref('vectorStoreTypes', 4),
+    connectionUrl: str(2000),
+    defaultCollectionName: str(128),
+    /** The embedding model of the store's collections (one vector space), unless a collection names its own. */
+    llmEmbeddingModel: ref('models', 12),
+  }),
+  entity('documentCollections', 'document-collections', 'document collection', code(8), {
+    description: DESCRIPTION,
+    llmVectorStore: ref('vectorStores', 8, true),
+    collectionName: str(128, true),
+    llmSimilarityThreshold: num(0, 1),
+    llmResultCount: int(1),
+    /** The model that embeds the collection's chunks and queries; else its vector store's. */
+    llmEmbeddingModel: ref('models', 12),
+  }),
   entity(
     'actions',
     'actions',

@@ -20,11 +20,26 @@ export class CatalogCollectionSource implements CollectionSource {
     const storeCode = String(collection.llmVectorStore);
     const store = await this.reader.record('vectorStores', storeCode);
     if (!store) throw DomainError.notFound('Vector store', storeCode);
+    const modelCode = str(collection.llmEmbeddingModel) ?? str(store.llmEmbeddingModel);
+    if (!modelCode) {
+      throw DomainError.validation(
+        [{ path: `documentCollections.${code}.llmEmbeddingModel`, message: 'no embedding model is named' }],
+        `Document collection '${code}' has no embedding model, nor has its vector store '${storeCode}'.`,
+      );
+    }
+    const model = await this.reader.record('models', modelCode);
+    if (!model) throw DomainError.notFound('Model', modelCode);
     return Object.freeze({
       code,
       collectionName: String(collection.collectionName),
       similarityThreshold: num(collection.llmSimilarityThreshold),
       resultCount: num(collection.llmResultCount),
+      embeddingModel: {
+        code: modelCode,
+        name: String(model.llmModelName),
+        providerCode: String(model.llmProvider),
+        inputTokenPrice: num(model.llmInputTokenPrice) ?? 0,
+      },
       store: { code: storeCode, type: str(store.llmVectorStoreType), connectionUrl: str(store.connectionUrl) },
     });
   }

@@ -1,0 +1,33 @@
+import { Global, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { LlmModule } from '@parley/llm';
+import { PG_POOL } from '@parley/platform';
+import { Collections } from './collections';
+import { COLLECTION_SOURCE, VectorStoreResolver, type CollectionSource } from './vector-store.resolver';
+import type { Queryable } from './vector-store.port';
+
+/** Closes the pools of vector stores in other databases when the app stops. */
+class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdown {
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Document collections at run time: the vector-store resolver over Parley's own database and
+ * `Collections` (embed, search). Needs COLLECTION_SOURCE and PROVIDER_ENDPOINTS (the global
+ * CatalogModule binds both) and PG_POOL (DatabaseModule).
+ */
+@Global()
+@Module({
+  imports: [LlmModule],
+  providers: [
+    {
+      provide: VectorStoreResolver,
+      inject: [COLLECTION_SOURCE, PG_POOL],
+      useFactory: (source: CollectionSource, pool: Queryable) => new ClosingResolver(source, pool),
+    },
+    Collections,
+  ],
+  exports: [VectorStoreResolver, Collections],
+})
+export class KnowledgeModule {}
