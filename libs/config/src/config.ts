@@ -101,6 +101,8 @@ function toConfig(env: Env) {
       advisorCacheMaxEntries: env.ADVISOR_CACHE_MAX_ENTRIES,
       /** Texts per `/v1/embeddings` request. */
       embeddingBatchSize: env.EMBEDDING_BATCH_SIZE,
+      /** pgvector's `hnsw.ef_search` for every search of an HNSW store. */
+      hnswEfSearch: env.VECTOR_HNSW_EF_SEARCH,
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {

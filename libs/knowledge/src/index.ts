@@ -1,6 +1,6 @@
 export type { Chunk, MetadataValue, Queryable, SearchHit, SearchQuery, VectorStore } from './vector-store.port';
 export { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
-export { PgvectorVectorStore, hasPgvector } from './pgvector/pgvector.vector-store';
+export { PgvectorVectorStore, hasPgvector, type PgvectorOptions } from './pgvector/pgvector.vector-store';
 export {
   COLLECTION_SOURCE,
   DEFAULT_TOP_K,

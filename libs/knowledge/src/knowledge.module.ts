@@ -1,4 +1,5 @@
 import { Global, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
 import { LlmModule } from '@parley/llm';
 import { PG_POOL } from '@parley/platform';
 import { Collections } from './collections';
@@ -23,8 +24,9 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
   providers: [
     {
       provide: VectorStoreResolver,
-      inject: [COLLECTION_SOURCE, PG_POOL],
-      useFactory: (source: CollectionSource, pool: Queryable) => new ClosingResolver(source, pool),
+      inject: [COLLECTION_SOURCE, PG_POOL, CONFIG],
+      useFactory: (source: CollectionSource, pool: Queryable, config: Config) =>
+        new ClosingResolver(source, pool, { efSearch: config.llm.hnswEfSearch }),
     },
     Collections,
   ],

@@ -1,7 +1,7 @@
 import { DomainError } from '@parley/core';
 import { Pool } from 'pg';
 import { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
-import { PgvectorVectorStore, hasPgvector } from './pgvector/pgvector.vector-store';
+import { PgvectorVectorStore, hasPgvector, type PgvectorOptions } from './pgvector/pgvector.vector-store';
 import type { Queryable, VectorStore } from './vector-store.port';
 
 /** A document collection of the catalog with the vector store it lives in. */
@@ -73,6 +73,7 @@ export class VectorStoreResolver {
     private readonly source: CollectionSource,
     /** Parley's own database (PG_POOL). */
     private readonly db: Queryable,
+    private readonly options: PgvectorOptions = {},
   ) {}
 
   async resolve(collectionCode: string, dimensions: number): Promise<ResolvedCollection> {
@@ -107,7 +108,9 @@ export class VectorStoreResolver {
         `Vector store '${config.store.code}' asks for pgvector, which its database does not have.`,
       );
     }
-    const store = vector ? new PgvectorVectorStore(db, dimensions) : new ExactScanVectorStore(db, dimensions);
+    const store = vector
+      ? new PgvectorVectorStore(db, dimensions, this.options)
+      : new ExactScanVectorStore(db, dimensions);
     await store.init();
     return store;
   }

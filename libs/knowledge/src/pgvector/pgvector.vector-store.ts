@@ -10,22 +10,47 @@ export async function hasPgvector(db: Queryable): Promise<boolean> {
 
 const vectorLiteral = (v: readonly number[]) => `[${v.join(',')}]`;
 
+/** Rows written before the first ANALYZE of a new table. */
+const ANALYZE_AFTER_ROWS = 500;
+
+export interface PgvectorOptions {
+  /** `hnsw.ef_search` of every search (at least its topK): candidates the index keeps. */
+  efSearch?: number;
+}
+
+/** pgvector's own default `hnsw.ef_search`, used when no option is given. */
+const DEFAULT_EF_SEARCH = 40;
+
 /**
  * A VectorStore on pgvector: one table per embedding length (`kn_vectors_<n>`, a `vector(n)`
  * column), an HNSW index with `vector_cosine_ops`, and searches ordered by the cosine distance
- * `<=>` so the index answers them. The index is approximate; filters (collection, metadata)
- * apply to the candidates it returns (`hnsw.ef_search`, 40 by default), so a filter that
- * matches few chunks of a large table may return fewer than topK.
+ * `<=>` so the index answers them. The index is approximate: each search sets `hnsw.ef_search`
+ * for itself (VECTOR_HNSW_EF_SEARCH), and an iterative scan (`relaxed_order`) goes on past the
+ * first candidates when filters (collection, metadata) leave fewer than topK.
+ *
+ * The planner picks the index only when its statistics say the collection is large; an
+ * embedded PGlite has no autovacuum to keep them, so the store analyzes its table after writes
+ * that grew it by a tenth (and by 500 rows at least) since the last time. Without that, a search
+ * of a collection loaded since start scans and sorts every row (100 k chunks: ~285 ms, against
+ * ~2 ms through the index).
  */
 export class PgvectorVectorStore implements VectorStore {
   readonly kind = 'pgvector' as const;
   readonly table: string;
   private readonly rows: ChunkTable;
 
+  private readonly efSearch: number;
+  /** Rows at the last ANALYZE (as counted then) and rows written since. */
+  private analyzedRows = 0;
+  private writtenSinceAnalyze = 0;
+  private analyzing: Promise<void> | null = null;
+
   constructor(
     private readonly db: Queryable,
     readonly dimensions: number,
+    options: PgvectorOptions = {},
   ) {
+    this.efSearch = options.efSearch ?? DEFAULT_EF_SEARCH;
     if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) {
       throw new Error(`pgvector's HNSW index takes 1 to 2000 dimensions, not ${dimensions}`);
     }
@@ -59,6 +84,26 @@ export class PgvectorVectorStore implements VectorStore {
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
+    this.writtenSinceAnalyze += chunks.length;
+    if (this.writtenSinceAnalyze >= Math.max(ANALYZE_AFTER_ROWS, this.analyzedRows / 10)) await this.analyze();
+  }
+
+  /** Refreshes the planner's statistics of the table; one at a time, later writes count again. */
+  private analyze(): Promise<void> {
+    this.analyzing ??= (async () => {
+      try {
+        const written = this.writtenSinceAnalyze;
+        await this.db.query(`analyze ${this.table}`);
+        const { rows } = await this.db.query<{ n: string }>(
+          `select reltuples::bigint as n from pg_class where oid = '${this.table}'::regclass`,
+        );
+        this.analyzedRows = Math.max(0, Number(rows[0]?.n ?? 0));
+        this.writtenSinceAnalyze = Math.max(0, this.writtenSinceAnalyze - written);
+      } finally {
+        this.analyzing = null;
+      }
+    })();
+    return this.analyzing;
   }
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
@@ -71,15 +116,20 @@ export class PgvectorVectorStore implements VectorStore {
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     assertQuery(query, this.dimensions);
-    // The inner query is ordered by the distance alone, so the HNSW index can serve it; the
-    // threshold and the tie order by id apply to the topK it returns.
+    // The settings hold for this statement only (set_config's is_local in its own transaction);
+    // the inner query's limit reads them, so it runs after they are set. It is ordered by the
+    // distance alone, so the HNSW index can serve it; the threshold and the tie order by id
+    // apply to the topK it returns.
     const { rows } = await this.db.query<ChunkRow>(
-      `select ${CHUNK_COLUMNS}, score from (
+      `with settings as materialized (
+         select set_config('hnsw.ef_search', $6, true) as ef,
+                set_config('hnsw.iterative_scan', 'relaxed_order', true) as scan)
+       select ${CHUNK_COLUMNS}, score from settings, lateral (
          select ${CHUNK_COLUMNS}, 1 - (embedding <=> $2::vector) as score
          from ${this.table}
          where collection = $1 and metadata @> $3::jsonb
          order by embedding <=> $2::vector
-         limit $4) nearest
+         limit case when settings.ef is not null and settings.scan is not null then $4::int end) nearest
        where score >= $5
        order by score desc, id`,
       [
@@ -88,6 +138,7 @@ export class PgvectorVectorStore implements VectorStore {
         JSON.stringify(query.filter ?? {}),
         query.topK,
         query.threshold ?? -2,
+        String(Math.max(this.efSearch, query.topK)),
       ],
     );
     return rows.map(toHit);

@@ -1,0 +1,78 @@
+import { startEmbeddedPostgresForTest } from '@parley/testing';
+import { Pool } from 'pg';
+import type { Chunk } from '../vector-store.port';
+import { PgvectorVectorStore } from './pgvector.vector-store';
+
+const DIMENSIONS = 16;
+
+/** A unit vector leaning towards axis `i % DIMENSIONS`, a little different for each i. */
+function vectorOf(i: number): number[] {
+  const v = Array.from({ length: DIMENSIONS }, (_, d) => (d === i % DIMENSIONS ? 1 : ((i * 7 + d * 13) % 17) / 170));
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+const chunk = (i: number): Chunk => ({
+  id: `c${i}`,
+  collection: 'big',
+  documentId: `d${i}`,
+  text: `chunk ${i}`,
+  tokens: 2,
+  metadata: {},
+  embedding: vectorOf(i),
+});
+
+describe('PgvectorVectorStore on PGlite: the HNSW index serves searches', () => {
+  let pg: Awaited<ReturnType<typeof startEmbeddedPostgresForTest>>;
+  // One connection, as the embedded database's pool has: the settings check reads the search's own session.
+  let db: Pool;
+  let store: PgvectorVectorStore;
+  const plan = async () => {
+    const { rows } = await db.query<{ 'QUERY PLAN': string }>(
+      `explain select id from ${store.table} where collection = 'big' and metadata @> '{}'::jsonb
+       order by embedding <=> '[${vectorOf(3).join(',')}]'::vector limit 4`,
+    );
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  };
+
+  beforeAll(async () => {
+    pg = await startEmbeddedPostgresForTest();
+    db = new Pool({ connectionString: pg.url, max: 1 });
+    store = new PgvectorVectorStore(db, DIMENSIONS, { efSearch: 64 });
+    await store.init();
+  });
+  afterAll(async () => {
+    await db.end();
+    await pg.stop();
+  });
+
+  it('keeps the planner statistics current as chunks arrive, so a large collection is searched through the index', async () => {
+    // Before any statistics a search would sort every row of the collection.
+    for (let i = 0; i < 3000; i += 250) await store.upsert(Array.from({ length: 250 }, (_, j) => chunk(i + j)));
+    expect(await plan()).toContain(`Index Scan using ${store.table}_hnsw`);
+    const hits = await store.search({ collection: 'big', vector: vectorOf(3), topK: 4 });
+    // Chunks 272 apart share a vector: the closest are those equal to the query.
+    expect(hits).toHaveLength(4);
+    for (const hit of hits) {
+      expect(Number(hit.chunk.id.slice(1)) % 272).toBe(3);
+      expect(hit.score).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('sets ef_search and the iterative scan for its own statement only', async () => {
+    await store.search({ collection: 'big', vector: vectorOf(5), topK: 4 });
+    const { rows } = await db.query<{ ef: string; scan: string }>(
+      `select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`,
+    );
+    expect(rows[0]).toEqual({ ef: '40', scan: 'off' });
+  });
+
+  it('finds topK chunks of a small collection hidden among a large one (iterative scan past the first candidates)', async () => {
+    await store.upsert(
+      Array.from({ length: 5 }, (_, i) => ({ ...chunk(10_000 + i), collection: 'small', id: `s${i}` })),
+    );
+    const hits = await store.search({ collection: 'small', vector: vectorOf(10_000), topK: 4 });
+    expect(hits.map((h) => h.chunk.id)).toHaveLength(4);
+    expect(hits[0].chunk.id).toBe('s0');
+  });
+});
