@@ -6,7 +6,15 @@ export {
   type LlmStreamEvent,
   type ProviderEndpoint,
   type ProviderEndpoints,
+  type ToolProtocol,
 } from './llm.port';
+export {
+  TOOL_INSTRUCTIONS_HEADER,
+  toolInstructions,
+  toolProtocolFor,
+  textProtocolMessages,
+} from './text-tools/tool-instructions';
+export { readTextReply, type TextReply } from './text-tools/text-tool-reply';
 export { LlmError } from './llm-error';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
