@@ -16,6 +16,7 @@ export {
 } from './text-tools/tool-instructions';
 export { readTextReply, type TextReply } from './text-tools/text-tool-reply';
 export { LlmError } from './llm-error';
+export { modelStepLine, type ModelStep } from './model-step-log';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
 export { BreakerRegistry } from './breaker-registry';
