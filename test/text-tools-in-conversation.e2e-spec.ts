@@ -26,6 +26,7 @@ function catalog(simulatorUrl: string) {
         llmConfiguration: 'STOP',
         llmMemoryStrategy: 'FULL',
         tools: ['ORDER_STATUS', 'CANCEL_ORDER'],
+        askUserQuestion: true,
       },
     ],
   };
@@ -186,6 +187,25 @@ describe('tool calls in text, for a catalog model without the FC capability, in 
     const approved = await parley.call('POST', `/api/v1/conversations/${id}/tool-calls/${toolCallId}/approve`, {});
     expect(approved.body).toMatchObject({ status: 'CO', reply: 'Cancelled.' });
     expect(await dataOf(id, 'ToolCallCompleted')).toEqual([expect.objectContaining({ toolCallId })]);
+  });
+
+  it('asks the user the question a call written as text asks, and sends the answers back as its result', async () => {
+    const questions = [{ key: 'priority', question: 'How urgent is it?', options: ['low', 'high'] }];
+    parley.simulator.script([
+      { when: { noToolResult: true }, reply: { toolCalls: [{ name: 'AskUserQuestion', arguments: { questions } }] } },
+      { when: { toolResult: { name: 'AskUserQuestion' } }, reply: { text: '{"answer": "Filed as high."}' } },
+    ]);
+    const id = await start();
+    const asked = await send(id, 'open a ticket');
+    expect(asked.body).toMatchObject({ status: 'WA', reply: null, pendingQuestion: { questions } });
+    const answered = await parley.call('POST', `/api/v1/conversations/${id}/answers`, {
+      answers: { priority: 'high' },
+    });
+    expect(answered.body).toMatchObject({ status: 'CO', reply: 'Filed as high.' });
+    expect(JSON.parse(bodies().at(-1)!.messages.at(-1)!.content as string)).toEqual({
+      tool_result: JSON.stringify({ answers: { priority: 'high' } }),
+      tool_name: 'AskUserQuestion',
+    });
   });
 
   it('refuses more than four stop sequences at catalog apply, naming the field, and changes nothing', async () => {
