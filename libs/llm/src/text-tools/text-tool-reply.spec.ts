@@ -87,4 +87,23 @@ describe('TextToolStream', () => {
     expect(run(['{"answer": ', '"Yes."}'], true)).toEqual({ shown: ['', ''], rest: 'Yes.', calls: [] });
     expect(run(['{"name": "ox"}'])).toEqual({ shown: [''], rest: '{"name": "ox"}', calls: [] });
   });
+
+  it('shows, then hands over, exactly the text the whole reply reads as, however the reply is cut', () => {
+    const replies = [
+      'Let me look.\n```json\n{"tool_name": "a", "arguments": {"x": "```"}}\n```\nThen more.',
+      'Code:\n```python\nprint("```")\n```\n    ```json\nnot a fence: indented four\n',
+      'Example:\n```json\n{"a": 1}\n```\nand ``inline`` ticks\n```\n{"tool_name": "b"}',
+      '  {"tool_name": "a", "arguments": {}} trailing words',
+      'Plain answer with a ` and ``.\n',
+    ];
+    for (const text of replies) {
+      const whole = readTextReply(text, false);
+      for (const size of [1, 2, 3, 5, 8, 13, 1000]) {
+        const deltas = text.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g'))!;
+        const { shown, rest, calls } = run(deltas);
+        expect(shown.join('') + rest).toBe(whole.content);
+        expect(calls.map((c) => [c.name, c.arguments])).toEqual(whole.calls.map((c) => [c.name, c.arguments]));
+      }
+    }
+  });
 });

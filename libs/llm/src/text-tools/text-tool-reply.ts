@@ -49,6 +49,9 @@ export function toolCallOf(objectText: string): LlmToolCall | null {
   return { id: newId(), name, arguments: raw };
 }
 
+/** A line that opens or closes a fence: three backticks, indented by at most three spaces (as in CommonMark). */
+export const FENCE = /^[ \t]{0,3}```/;
+
 /** A fenced block: where it starts and ends in the reply (its fence lines included, with their line ends) and its body. */
 export interface FencedBlock {
   start: number;
@@ -70,9 +73,10 @@ export function fencedBlocks(text: string): { blocks: FencedBlock[]; openAt: num
   while (at < text.length) {
     const newline = text.indexOf('\n', at);
     const lineEnd = newline < 0 ? text.length : newline;
-    const line = text.slice(at, lineEnd).trim();
+    const raw = text.slice(at, lineEnd);
+    const line = raw.trim();
     const complete = newline >= 0;
-    if (line.startsWith('```')) {
+    if (FENCE.test(raw)) {
       if (open) {
         if (line === '```') {
           blocks.push({
