@@ -34,8 +34,10 @@ const FINAL_ANSWER: Record<FinalAnswerForm, string> = {
 export function toolInstructions(tools: readonly LlmToolSpec[], finalAnswer: FinalAnswerForm): string {
   return [
     TOOL_INSTRUCTIONS_HEADER,
-    ...tools.map(
-      (t) => `- ${t.name}: ${t.description.trim()} Arguments (JSON Schema): ${JSON.stringify(t.parameters)}`,
+    ...tools.map((t) =>
+      [`- ${t.name}:`, t.description.trim(), `Arguments (JSON Schema): ${JSON.stringify(t.parameters)}`]
+        .filter(Boolean)
+        .join(' '),
     ),
     'Return tool calls in JSON format:',
     '{"tool_name": "...", "arguments": {...}}',
