@@ -208,6 +208,24 @@ describe('tool calls in text, for a catalog model without the FC capability, in 
     });
   });
 
+  it('logs a step whose every attempt failed, under the trace id the command was answered with', async () => {
+    parley.simulator.script([{ reply: { fail: { status: 400, message: 'bad request' } } }]);
+    const id = await start();
+    const res = await send(id, 'hello');
+    expect(res.body).toMatchObject({ status: 'FA' });
+    const steps = logs.lines.filter((l) => l.conversation_id === id && 'tool_step' in l);
+    expect(steps).toEqual([
+      expect.objectContaining({
+        model_name: 'sim-text-tools',
+        tool_step: 0,
+        outcome: 'error',
+        attempts: 1,
+        latency_ms: expect.any(Number),
+        trace_id: res.headers.get('x-trace-id'),
+      }),
+    ]);
+  });
+
   it('refuses more than four stop sequences at catalog apply, naming the field, and changes nothing', async () => {
     const res = await parley.call('POST', '/api/v1/catalog/apply', {
       configurations: [{ code: 'STOP', description: 'x', tokenSizeMax: 10, stop: ['a', 'b', 'c', 'd', 'e'] }],
