@@ -8,13 +8,7 @@ export {
   type ProviderEndpoints,
   type ToolProtocol,
 } from './llm.port';
-export {
-  TOOL_INSTRUCTIONS_HEADER,
-  toolInstructions,
-  toolProtocolFor,
-  textProtocolMessages,
-} from './text-tools/tool-instructions';
-export { readTextReply, type TextReply } from './text-tools/text-tool-reply';
+export { toolProtocolFor } from './text-tools/tool-instructions';
 export { LlmError } from './llm-error';
 export { modelStepLine, type ModelStep } from './model-step-log';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';

@@ -1,8 +1,8 @@
 import { toolErrorOf } from '@parley/core';
 import type { LlmMessage, LlmRequest, LlmToolCall, LlmToolSpec, ToolProtocol } from '../llm.port';
 
-/** The first line of the tool-instructions block; the simulator's text-tools model looks for it. */
-export const TOOL_INSTRUCTIONS_HEADER = 'You may use the following tools:';
+/** The first line of the tool-instructions block (seed wording); the simulator's sim-text-tools model looks for it. */
+const TOOL_INSTRUCTIONS_HEADER = 'You may use the following tools:';
 
 /** How a reply that calls no tool should look: plain text, `{"answer": …}` in JSON mode, or the action's own JSON. */
 export type FinalAnswerForm = 'text' | 'answer_object' | 'own_json';
