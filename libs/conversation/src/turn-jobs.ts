@@ -9,6 +9,8 @@ export interface TurnJob {
   revision: string;
   /** W3C trace context of the command that asked for the turn, so the worker's spans join its trace. */
   trace?: Record<string, string>;
+  /** The trace id of the command's request (the caller's, when it sent one): the turn's log lines carry it. */
+  traceId?: string;
 }
 
 export type TimerJob =

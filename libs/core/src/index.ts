@@ -18,4 +18,5 @@ export type {
 export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
+export { toolErrorText, toolErrorOf } from './tool-result-text';
 export { unstorableText, storableText, withStorableText, unstorableTextProblems } from './text';

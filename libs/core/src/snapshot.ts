@@ -48,6 +48,8 @@ export interface ChatOptions {
   frequencyPenalty?: number;
   presencePenalty?: number;
   responseFormat?: ResponseFormat;
+  /** Sequences at which the model stops generating (OpenAI's `stop`: at most 4). */
+  stop?: string[];
 }
 
 export interface MemoryStrategy {

@@ -1,3 +1,4 @@
+import { toolErrorText } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import type { TranscriptEntry } from './conversation.state';
 
@@ -18,7 +19,7 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
     case 'ToolCallCompleted':
       return toolEntry(event.data, event.data.output);
     case 'ToolCallFailed':
-      return toolEntry(event.data, `Error (${event.data.code}): ${event.data.message}`);
+      return toolEntry(event.data, toolErrorText(event.data.code, event.data.message));
     case 'ToolCallRejected':
       return toolEntry(event.data, `${rejection(event.data.reason)} Do not retry it unless asked.`);
     case 'AnswersSubmitted':

@@ -1,7 +1,9 @@
 import { countPromptTokens, countTokens, countToolCallTokens } from '@parley/prompt';
 import { LlmError } from './llm-error';
 import type { FinishReason } from '@parley/core';
-import type { LlmRequest, LlmStreamEvent, LlmUsage } from './llm.port';
+import type { LlmRequest, LlmStreamEvent, LlmToolCall, LlmUsage } from './llm.port';
+import { finalAnswerForm } from './text-tools/tool-instructions';
+import { TextToolStream } from './text-tools/text-tool-stream';
 import { ThinkSplitter } from './think-splitter';
 import { ToolCallAssembler, type ToolCallDelta } from './tool-call-assembler';
 
@@ -42,12 +44,17 @@ export function mapFinishReason(raw: string, hasToolCalls: boolean): FinishReaso
 export class ChunkReader {
   private readonly toolCalls = new ToolCallAssembler();
   private readonly think = new ThinkSplitter();
+  /** For a model without a tools API: tool calls are read from the text. */
+  private readonly textTools: TextToolStream | null;
   private output = '';
   private finishReason: string | null = null;
   private usage: { input: number; output: number } | null = null;
   private model: string | null = null;
 
-  constructor(private readonly request: LlmRequest) {}
+  constructor(private readonly request: LlmRequest) {
+    const answerObject = finalAnswerForm(request) === 'answer_object';
+    this.textTools = request.toolProtocol?.kind === 'text' ? new TextToolStream(answerObject) : null;
+  }
 
   push(chunk: RawChunk): LlmStreamEvent[] {
     if (!this.model && chunk.model) this.model = chunk.model;
@@ -60,7 +67,7 @@ export class ChunkReader {
       const delta = choice.delta;
       const reasoning = delta?.reasoning_content || delta?.reasoning;
       if (reasoning) events.push({ type: 'reasoning', delta: reasoning });
-      if (delta?.content) events.push(...this.think.push(delta.content));
+      if (delta?.content) events.push(...this.throughTextTools(this.think.push(delta.content)));
       this.toolCalls.push(delta?.tool_calls);
       if (choice.finish_reason) this.finishReason = choice.finish_reason;
     }
@@ -72,8 +79,13 @@ export class ChunkReader {
     if (this.finishReason === null) {
       throw new LlmError('stream_interrupted', 'The stream ended without a finish reason.');
     }
-    const events: LlmStreamEvent[] = this.track(this.think.flush());
-    const calls = this.toolCalls.calls();
+    const events: LlmStreamEvent[] = this.track(this.throughTextTools(this.think.flush()));
+    const calls: LlmToolCall[] = this.toolCalls.calls();
+    if (this.textTools) {
+      const { rest, calls: textCalls } = this.textTools.end();
+      if (rest) events.push(...this.track([{ type: 'text' as const, delta: rest }]));
+      calls.push(...textCalls);
+    }
     for (const call of calls) events.push({ type: 'tool_call', call });
     const estimated = this.usage === null;
     const { model, messages, tools } = this.request;
@@ -89,6 +101,16 @@ export class ChunkReader {
       responseModel: this.model,
     });
     return events;
+  }
+
+  /** Text held back while it may be a tool call written as text (TextToolStream). */
+  private throughTextTools<T extends LlmStreamEvent>(events: T[]): LlmStreamEvent[] {
+    if (!this.textTools) return events;
+    return events.flatMap((e): LlmStreamEvent[] => {
+      if (e.type !== 'text') return [e];
+      const shown = this.textTools!.push(e.delta);
+      return shown ? [{ type: 'text', delta: shown }] : [];
+    });
   }
 
   private track<T extends LlmStreamEvent>(events: T[]): T[] {

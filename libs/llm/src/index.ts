@@ -6,8 +6,11 @@ export {
   type LlmStreamEvent,
   type ProviderEndpoint,
   type ProviderEndpoints,
+  type ToolProtocol,
 } from './llm.port';
+export { toolProtocolFor } from './text-tools/tool-instructions';
 export { LlmError } from './llm-error';
+export { modelStepLine, type ModelStep } from './model-step-log';
 export { LlmClient, type LlmAttemptFailure, type LlmCallHooks, type LlmCallResult } from './llm-client';
 export { LlmModule } from './llm.module';
 export { BreakerRegistry } from './breaker-registry';

@@ -31,12 +31,21 @@ export interface LlmToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * How the model is offered tools. `api`: the `tools` parameter, calls as `tool_calls`. `text`, for
+ * models without a tools API: an instructions block in the prompt, calls read from the reply's
+ * JSON and results sent back as messages (text-tools/); `jsonMode` also asks for a JSON reply.
+ */
+export type ToolProtocol = { kind: 'api' } | { kind: 'text'; jsonMode: boolean };
+
 export interface LlmRequest {
   provider: ProviderEndpoint;
   model: string;
   messages: LlmMessage[];
   tools: LlmToolSpec[];
   options: ChatOptions;
+  /** Absent: `api`. */
+  toolProtocol?: ToolProtocol;
 }
 
 export interface LlmUsage {

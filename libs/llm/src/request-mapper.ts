@@ -5,6 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ResponseFormat } from '@parley/core';
 import type { LlmMessage, LlmRequest } from './llm.port';
+import { asksJsonMode, finalAnswerForm, textProtocolMessages } from './text-tools/tool-instructions';
 
 /** The streaming request body; `top_k` is not in OpenAI's schema but vLLM, Ollama and others read it. */
 export type ChatStreamParams = ChatCompletionCreateParamsStreaming & { top_k?: number };
@@ -50,9 +51,26 @@ function toResponseFormat(format: ResponseFormat): ChatStreamParams['response_fo
     : { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, strict: format.strict } };
 }
 
+/**
+ * A request to a model without a tools API (toolProtocol `text`): no `tools` parameter; the
+ * tools and their history travel as text (textProtocolMessages). With tools and `jsonMode`,
+ * JSON mode is asked for: `json_object`, also in place of an action's `json_schema`, whose
+ * forced shape would leave the model no way to write a call (its schema block in the prompt
+ * still describes the answer).
+ */
+function textProtocol(request: LlmRequest): Pick<ChatStreamParams, 'messages' | 'response_format'> {
+  const own = request.options.responseFormat;
+  const messages = textProtocolMessages(request.messages, request.tools, finalAnswerForm(request)).map(toMessage);
+  const format = asksJsonMode(request) ? { type: 'json_object' as const } : own ? toResponseFormat(own) : undefined;
+  return { messages, ...(format ? { response_format: format } : {}) };
+}
+
 /** Only the options the configuration sets are sent, so each server keeps its own defaults for the rest. */
 export function toChatParams(request: LlmRequest): ChatStreamParams {
   const { options } = request;
+  if (request.toolProtocol?.kind === 'text') {
+    return { ...toChatParams({ ...request, tools: [], toolProtocol: undefined }), ...textProtocol(request) };
+  }
   const optional = {
     max_tokens: options.maxTokens,
     temperature: options.temperature,
@@ -61,6 +79,7 @@ export function toChatParams(request: LlmRequest): ChatStreamParams {
     frequency_penalty: options.frequencyPenalty,
     presence_penalty: options.presencePenalty,
     response_format: options.responseFormat ? toResponseFormat(options.responseFormat) : undefined,
+    stop: options.stop?.length ? options.stop : undefined,
   };
   return {
     model: request.model,

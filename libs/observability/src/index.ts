@@ -1,7 +1,7 @@
 export { createLogger, type Logger } from './logging/logger';
 export { registerSecret, registerSecrets, maskSecrets } from './logging/secret-masker';
 export { NestPinoLogger } from './logging/nest-logger';
-export { runWithContext, newTraceId } from './context/request-context';
+export { runWithContext, newTraceId, currentTraceId } from './context/request-context';
 export { startTracing, withSpan, activeTraceId, traceCarrier, withTraceCarrier, type Tracing } from './tracing/tracing';
 export { MetricsService } from './metrics/metrics.service';
 export { QueueDepthModule } from './metrics/queue-depth.module';

@@ -20,6 +20,13 @@ describe('chat options', () => {
     expect(options).toEqual({ maxTokens: 512, temperature: 0 });
   });
 
+  it('passes the configuration’s stop sequences, and none when its list is empty', () => {
+    const withStop = (stop: string[]) =>
+      buildChatOptions({ configuration: { stop }, outputSchema: null, capabilities: [], enableJsonMode: true });
+    expect(withStop(['\nUser:', '###'])).toEqual({ stop: ['\nUser:', '###'] });
+    expect(withStop([])).toEqual({});
+  });
+
   it('has no options without a configuration', () => {
     expect(
       buildChatOptions({ configuration: null, outputSchema: null, capabilities: [], enableJsonMode: true }),

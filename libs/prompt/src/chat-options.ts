@@ -12,6 +12,7 @@ export interface ConfigurationValues {
   tokenSizeMax?: number | null;
   frequencyPenalty?: number | null;
   presencePenalty?: number | null;
+  stop?: readonly string[] | null;
 }
 
 export interface ChatOptionsInput {
@@ -33,6 +34,7 @@ export function buildChatOptions(input: ChatOptionsInput): ChatOptions {
   if (isSet(c.samplingSizeTopK)) options.topK = c.samplingSizeTopK;
   if (isSet(c.frequencyPenalty)) options.frequencyPenalty = c.frequencyPenalty;
   if (isSet(c.presencePenalty)) options.presencePenalty = c.presencePenalty;
+  if (c.stop?.length) options.stop = [...c.stop];
   const format = responseFormat(input);
   if (format) options.responseFormat = format;
   return options;

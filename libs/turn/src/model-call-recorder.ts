@@ -1,6 +1,15 @@
 import { Logger } from '@nestjs/common';
 import type { ConversationEvent, ModelCallPlan } from '@parley/domain';
-import type { LlmAttemptFailure, LlmCallHooks, LlmCallResult, LlmError, LlmStreamEvent } from '@parley/llm';
+import {
+  modelStepLine,
+  type LlmAttemptFailure,
+  type LlmCallHooks,
+  type LlmCallResult,
+  type LlmError,
+  type LlmStreamEvent,
+  type ModelStep,
+} from '@parley/llm';
+import { currentTraceId } from '@parley/observability';
 import { ChunkBuffer } from './chunk-buffer';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
@@ -10,11 +19,13 @@ const logger = new Logger('ModelCall');
 /**
  * Records one model call as it happens, through the LLM client's hooks: each attempt's start and
  * its streamed deltas in ChunksReceived batches (published live as they come), each failed
- * attempt with its retry, and the metrics and logs of every outcome. What the call's outcome
- * should carry (the open batches, the attempt's start) is handed over by `drain`.
+ * attempt with its retry, and the metrics and logs of every outcome, with one line for the step
+ * (modelStepLine). What the call's outcome should carry (the open batches, the attempt's start)
+ * is handed over by `drain`.
  */
 export class ModelCallRecorder implements LlmCallHooks {
   private buffer: ChunkBuffer | null = null;
+  private readonly startedAt = Date.now();
 
   constructor(
     private readonly ctx: TurnContext,
@@ -63,6 +74,7 @@ export class ModelCallRecorder implements LlmCallHooks {
       { provider: model.providerCode, model: model.name, outcome: error.kind === 'timeout' ? 'timeout' : 'error' },
       0,
     );
+    if (!failure.willRetry) this.logStep({ outcome: 'error', attempts: failure.attempt });
     const { kind, message, status, retryable } = error;
     const events: ConversationEvent[] = [
       ...this.drain(),
@@ -90,6 +102,29 @@ export class ModelCallRecorder implements LlmCallHooks {
       input: result.usage.inputTokens,
       output: result.usage.outputTokens,
     });
+    this.logStep({
+      outcome: 'ok',
+      attempts: result.attempts,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      finishReason: result.finishReason,
+    });
+  }
+
+  /** The step's log line; the turn's trace id is the command's (see TurnWorker). */
+  private logStep(step: Omit<ModelStep, 'modelName' | 'toolStep' | 'latencyMs' | 'traceId'>): void {
+    const c = this.ctx.state;
+    const line = modelStepLine(
+      {
+        modelName: c.snapshot.model.name,
+        toolStep: this.plan.callNo - 1,
+        latencyMs: Date.now() - this.startedAt,
+        traceId: currentTraceId(),
+        ...step,
+      },
+      { conversation_id: c.id, turn_no: c.turn!.no, call_no: this.plan.callNo },
+    );
+    logger.log(line);
   }
 
   /** Hands over what is not stored yet (the attempt's start, its open batches), to go with the call's outcome. */

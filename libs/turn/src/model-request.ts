@@ -1,8 +1,11 @@
 import { availableTools, type ExistingConversation, type ModelCallPlan } from '@parley/domain';
-import type { LlmRequest, ProviderEndpoint } from '@parley/llm';
+import { toolProtocolFor, type LlmRequest, type ProviderEndpoint } from '@parley/llm';
 import { buildMessages } from './build-messages';
 
-/** The request of a model call: the frozen snapshot's model and options, the memory, the tools the model may call now. Pure. */
+/**
+ * The request of a model call: the frozen snapshot's model and options, the memory, the tools the
+ * model may call now, offered as its capabilities allow (the tools API with FC, else as text). Pure.
+ */
 export function modelRequest(c: ExistingConversation, plan: ModelCallPlan, provider: ProviderEndpoint): LlmRequest {
   const { model, options } = c.snapshot;
   return {
@@ -11,5 +14,6 @@ export function modelRequest(c: ExistingConversation, plan: ModelCallPlan, provi
     messages: buildMessages(c),
     tools: availableTools(c).map(({ name, description, parameters }) => ({ name, description, parameters })),
     options: plan.maxTokens === undefined ? options : { ...options, maxTokens: plan.maxTokens },
+    toolProtocol: toolProtocolFor(model.capabilities),
   };
 }

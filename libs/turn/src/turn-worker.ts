@@ -21,7 +21,7 @@ export class TurnWorker implements OnApplicationBootstrap {
       this.announcing((job, { local, attempt }) =>
         withTraceCarrier(job.trace, () =>
           withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, () =>
-            runWithContext({ traceId: activeTraceId() ?? newTraceId() }, () =>
+            runWithContext({ traceId: activeTraceId() ?? job.traceId ?? newTraceId() }, () =>
               this.turns.run(job, local && attempt === 1),
             ),
           ),

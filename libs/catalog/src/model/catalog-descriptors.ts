@@ -141,6 +141,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     tokenSizeMax: int(1, true),
     frequencyPenalty: num(-2, 2),
     presencePenalty: num(-2, 2),
+    /** Stop sequences sent with every model call of the configuration's actions (OpenAI takes at most 4). */
+    stop: list(200, 4),
     llmRetryCount: int(0),
     llmRetryDelay: int(0),
     maxToolRounds: int(1),

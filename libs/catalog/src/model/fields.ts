@@ -13,7 +13,7 @@ export type Field =
   | { type: 'enum'; values: readonly [string, ...string[]]; default: string | null; required: boolean }
   | { type: 'ref'; target: string; max: number; required: boolean }
   | { type: 'json'; required: boolean }
-  | { type: 'list'; max: number }
+  | { type: 'list'; max: number; maxItems?: number }
   | { type: 'date' };
 
 export const str = (max: number, required = false): Field => ({ type: 'string', max, required });
@@ -29,7 +29,7 @@ export const oneOf = (values: readonly [string, ...string[]], fallback: string |
 });
 export const ref = (target: string, max: number, required = false): Field => ({ type: 'ref', target, max, required });
 export const json = (required = false): Field => ({ type: 'json', required });
-export const list = (max: number): Field => ({ type: 'list', max });
+export const list = (max: number, maxItems?: number): Field => ({ type: 'list', max, maxItems });
 export const date = (): Field => ({ type: 'date' });
 
 const TEXT_MAX = 100_000;
@@ -75,8 +75,14 @@ export function fieldSchema(field: Field): z.ZodType {
       return optional(keySchema(field.max), field.required);
     case 'json':
       return optional(z.record(z.string(), z.unknown()), field.required);
-    case 'list':
-      return z.array(z.string().max(field.max)).default([]);
+    case 'list': {
+      const items = z.array(z.string().max(field.max, { message: `too long: at most ${field.max} characters` }));
+      const capped =
+        field.maxItems === undefined
+          ? items
+          : items.max(field.maxItems, { message: `too many: at most ${field.maxItems} items` });
+      return capped.default([]);
+    }
     case 'date':
       return optional(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'expected a date YYYY-MM-DD' }), false);
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { traceCarrier } from '@parley/observability';
+import { currentTraceId, traceCarrier } from '@parley/observability';
 import { JOB_QUEUE, type JobQueue } from '@parley/platform';
 import type { ConversationEvent } from '@parley/domain';
 import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from '../turn-jobs';
@@ -46,7 +46,7 @@ export class TurnScheduler {
       await this.jobs.enqueue<TurnJob>(
         TURN_QUEUE,
         turnJobId(conversationId, revision),
-        { conversationId, turnNo, revision, trace: traceCarrier() },
+        { conversationId, turnNo, revision, trace: traceCarrier(), traceId: currentTraceId() },
         { preferLocal },
       );
     }

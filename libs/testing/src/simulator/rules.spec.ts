@@ -1,4 +1,4 @@
-import { Script, currentToolResults, matches } from './rules';
+import { Script, currentToolResults, lastUserMessage, matches } from './rules';
 import type { SimChatRequest } from './simulator.types';
 
 const chat = (...messages: SimChatRequest['messages']): SimChatRequest => ({ model: 'sim-chat', messages });
@@ -15,6 +15,22 @@ const afterToolCall: SimChatRequest = chat(
 );
 
 describe('simulator rules', () => {
+  it('reads the text protocol’s result and error messages as tool results, not as what the user said', () => {
+    const request = chat(
+      user('where is order 7?'),
+      { role: 'assistant', content: '{"tool_name":"lookup","arguments":{}}' },
+      user('{"tool_error":"bad","tool_name":"lookup"}'),
+      { role: 'assistant', content: '{"tool_name":"lookup","arguments":{"id":7}}' },
+      user('{"tool_result":"shipped","tool_name":"lookup"}'),
+    );
+    expect(lastUserMessage(request)).toBe('where is order 7?');
+    expect(currentToolResults(request)).toEqual([
+      { id: '', name: 'lookup', content: 'bad' },
+      { id: '', name: 'lookup', content: 'shipped' },
+    ]);
+    expect(matches({ toolResult: { name: 'lookup' } }, request, 1)).toBe(true);
+  });
+
   it('matches the last user message by regex or substring', () => {
     const request = chat(user('about my ticket'), { role: 'assistant', content: 'ok' }, user('and my ORDER 12'));
     expect(matches({ lastUserMessage: /order \d+/i }, request, 1)).toBe(true);

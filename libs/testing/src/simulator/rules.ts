@@ -1,4 +1,5 @@
 import type { SimChatRequest, SimMatch, SimMessage, SimReply, SimRule } from './simulator.types';
+import { textToolResult } from './text-tools';
 
 /** Text of a message whether its content is a string or a list of parts. */
 export function messageText(message: SimMessage | undefined): string {
@@ -12,8 +13,11 @@ export function messageText(message: SimMessage | undefined): string {
   return '';
 }
 
+/** A message the user wrote (not a tool result sent as a user message to a model without a tools API). */
+const isUser = (m: SimMessage): boolean => m.role === 'user' && textToolResult(m) === null;
+
 export function lastUserMessage(request: SimChatRequest): string {
-  const users = request.messages.filter((m) => m.role === 'user');
+  const users = request.messages.filter(isUser);
   return messageText(users[users.length - 1]);
 }
 
@@ -23,17 +27,22 @@ export interface ToolResult {
   content: string;
 }
 
-/** The tool results of the current turn (after the last user message), with their tool names. */
+/**
+ * The tool results of the current turn (after the last user message), with their tool names:
+ * `tool` messages, and the `{"tool_result"|"tool_error": …}` messages of the text protocol (no id).
+ */
 export function currentToolResults(request: SimChatRequest): ToolResult[] {
-  const lastUser = request.messages.map((m) => m.role).lastIndexOf('user');
+  const lastUser = request.messages.map(isUser).lastIndexOf(true);
   const names = new Map<string, string>();
   for (const message of request.messages) {
     for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
   }
-  return request.messages
-    .slice(lastUser + 1)
-    .filter((m) => m.role === 'tool')
-    .map((m) => ({ id: m.tool_call_id ?? '', name: names.get(m.tool_call_id ?? '') ?? null, content: messageText(m) }));
+  return request.messages.slice(lastUser + 1).flatMap((m): ToolResult[] => {
+    if (m.role === 'tool')
+      return [{ id: m.tool_call_id ?? '', name: names.get(m.tool_call_id ?? '') ?? null, content: messageText(m) }];
+    const text = textToolResult(m);
+    return text ? [{ id: '', ...text }] : [];
+  });
 }
 
 const test = (pattern: RegExp | string, value: string) =>

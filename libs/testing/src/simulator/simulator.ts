@@ -7,6 +7,7 @@ import { readBody, sendError, sendJson } from './http-io';
 import { planOf } from './reply-plan';
 import { Script } from './rules';
 import type { Habit, RecordedRequest, SimChatRequest, SimReply, SimRule } from './simulator.types';
+import { asTextToolCalls, isTextToolsModel, TEXT_TOOLS_MODEL, textToolsProblem } from './text-tools';
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -36,7 +37,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const MODELS = ['sim-chat', 'sim-reasoner', 'sim-embed'];
+const MODELS = ['sim-chat', 'sim-reasoner', 'sim-embed', TEXT_TOOLS_MODEL];
 
 /** An OpenAI chat-completions server on plain node:http whose replies follow a script. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -91,6 +92,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     open += 1;
     res.once('close', () => (open -= 1));
     const { reply } = script.reply(body, callCount);
+    if (isTextToolsModel(String(body.model))) {
+      const problem = textToolsProblem(body, reply);
+      if (problem) return sendError(res, 400, problem);
+      return respond(res, body, asTextToolCalls(reply), callCount);
+    }
     await respond(res, body, reply, callCount);
   }
 
