@@ -7,6 +7,7 @@ import { KeyedHashChain1732200009100 } from './1732200009100-keyed-hash-chain';
 import { AdvisorConfig1732200009300 } from './1732200009300-advisor-config';
 import { MemorySummary1732200010000 } from './1732200010000-memory-summary';
 import { Knowledge1732200011000 } from './1732200011000-knowledge';
+import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -22,4 +23,5 @@ export const migrations = [
   AdvisorConfig1732200009300,
   MemorySummary1732200010000,
   Knowledge1732200011000,
+  LongTermMemory1732200014000,
 ];

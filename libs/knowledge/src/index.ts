@@ -9,3 +9,14 @@ export {
   type DocumentCollectionConfig,
   type ResolvedCollection,
 } from './vector-store.resolver';
+export {
+  MemoryStore,
+  MEMORY_TABLE,
+  SCOPE_WEIGHTS,
+  SWEEP_BATCH,
+  type Memory,
+  type MemoryHit,
+  type MemorySubject,
+  type NewMemory,
+  type RecallQuery,
+} from './memory/memory-store';
