@@ -3,12 +3,15 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Long-term memory (libs/knowledge MemoryStore): facts per owner and scope, with their embedding
  * as `real[]` for an exact scan, importance and expiry. One fact per text and scope (md5 of
- * the text, so a long fact fits the index).
+ * the text, so a long fact fits the index). An action's switches: `longTermMemory` (the remember
+ * and recall tools) and `autoRecall` (a recall before each turn's first model call).
  */
 export class LongTermMemory1732200014000 implements MigrationInterface {
   name = 'LongTermMemory1732200014000';
 
   async up(q: QueryRunner): Promise<void> {
+    await q.query('alter table cat_actions add column if not exists long_term_memory boolean not null default false');
+    await q.query('alter table cat_actions add column if not exists auto_recall boolean not null default false');
     await q.query(
       `create table if not exists kn_memories (
          id uuid primary key,
@@ -35,5 +38,7 @@ export class LongTermMemory1732200014000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query('drop table if exists kn_memories');
+    await q.query('alter table cat_actions drop column if exists long_term_memory');
+    await q.query('alter table cat_actions drop column if exists auto_recall');
   }
 }

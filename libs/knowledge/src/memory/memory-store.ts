@@ -68,8 +68,10 @@ export interface NewMemory {
 
 export interface RecallQuery {
   owner: string;
-  /** The subjects searched: one id per scope. */
-  scopes: Partial<Record<MemoryScope, string>>;
+  /** The subjects searched: one id per scope; absent: every subject of the owner (narrowed by `scope`, `scopeId`). */
+  scopes?: Partial<Record<MemoryScope, string>>;
+  scope?: MemoryScope;
+  scopeId?: string;
   vector: number[];
   limit: number;
   /** Lowest cosine similarity a fact needs to be recalled. */
@@ -167,9 +169,11 @@ export class MemoryStore {
 
   /** The owner's facts of the given scopes closest to the vector, best score first. */
   async recall(query: RecallQuery): Promise<MemoryHit[]> {
-    const scopes = Object.entries(query.scopes).filter(([, id]) => id !== undefined) as [MemoryScope, string][];
+    const scopes = query.scopes
+      ? (Object.entries(query.scopes).filter(([, id]) => id !== undefined) as [MemoryScope, string][])
+      : null;
     const qnorm = norm(query.vector);
-    if (scopes.length === 0 || qnorm === 0) return [];
+    if (scopes?.length === 0 || qnorm === 0) return [];
     const { rows } = await this.db.query<MemoryRow>(
       `select ${COLUMNS}, similarity,
          similarity * (0.75 + 0.25 * importance) * (case scope ${MEMORY_SCOPES.map((s) => `when '${s}' then ${SCOPE_WEIGHTS[s]}`).join(' ')} end) as score
@@ -177,7 +181,9 @@ export class MemoryStore {
          select ${COLUMNS},
            (select sum(a::float8 * b) from unnest(embedding, $4::float8[]) as t(a, b)) / nullif(norm * $5, 0) as similarity
          from ${MEMORY_TABLE}
-         where owner = $1 and (scope, scope_id) in (select * from unnest($2::text[], $3::text[]))
+         where owner = $1
+           and ($2::text[] is null or (scope, scope_id) in (select * from unnest($2::text[], $3::text[])))
+           and ($10::text is null or scope = $10) and ($11::text is null or scope_id = $11)
            and (expires_at is null or expires_at > $6) and cardinality(embedding) = cardinality($4::float8[])
        ) scored
        where similarity >= $7
@@ -185,14 +191,16 @@ export class MemoryStore {
        limit $9`,
       [
         query.owner,
-        scopes.map(([s]) => s),
-        scopes.map(([, id]) => id),
+        scopes?.map(([s]) => s) ?? null,
+        scopes?.map(([, id]) => id) ?? null,
         query.vector,
         qnorm,
         query.now ?? new Date(),
         query.minSimilarity ?? -2,
         [...MEMORY_SCOPES],
         query.limit,
+        query.scope ?? null,
+        query.scopeId ?? null,
       ],
     );
     return rows.map((r) => ({ memory: toMemory(r), similarity: Number(r.similarity), score: Number(r.score) }));
