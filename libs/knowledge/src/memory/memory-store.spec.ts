@@ -29,7 +29,8 @@ function describeMemoryStore(name: string, open: () => Promise<{ db: Pool; close
       ({ db, close } = await open());
       store = new MemoryStore(db);
       await store.init();
-    });
+      // Starting PGlite takes a while on a busy machine.
+    }, 60_000);
     afterAll(() => close?.());
     beforeEach(() => db.query('delete from kn_memories'));
 
