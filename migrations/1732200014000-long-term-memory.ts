@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Long-term memory (libs/knowledge MemoryStore): facts per owner and scope, with their embedding
- * as `real[]` for an exact scan, importance and expiry. One fact per text and scope (md5 of
+ * as float32 bytes for an exact scan, importance and expiry. One fact per text and scope (md5 of
  * the text, so a long fact fits the index). An action's switches: `longTermMemory` (the remember
  * and recall tools) and `autoRecall` (a recall before each turn's first model call).
  */
@@ -21,7 +21,8 @@ export class LongTermMemory1732200014000 implements MigrationInterface {
          text text not null,
          importance double precision not null,
          expires_at timestamptz,
-         embedding real[] not null,
+         embedding bytea not null,
+         dimensions integer not null,
          norm double precision not null,
          metadata jsonb not null default '{}',
          created_at timestamptz not null default now(),

@@ -104,6 +104,19 @@ function describeMemoryStore(name: string, open: () => Promise<{ db: Pool; close
       ).toBe(2);
     });
 
+    it('never compares the query with a fact embedded at another length (another embedding model)', async () => {
+      await store.remember(fact({ text: 'old model', embedding: [1, 0] }), now);
+      await store.remember(fact({ text: 'current model' }), now);
+      const hits = await store.recall({
+        owner: 'acme',
+        scopes: { user: 'u1' },
+        vector: vec({ colour: 1 }),
+        limit: 5,
+        now,
+      });
+      expect(hits.map((h) => h.memory.text)).toEqual(['current model']);
+    });
+
     it('refreshes the same fact of the same scope instead of storing it twice', async () => {
       const first = await store.remember(fact({ text: 'likes tea', importance: 0.2 }), now);
       const again = await store.remember(fact({ text: 'likes tea', importance: 0.9, expiresAt: inDays(5) }), inDays(1));
@@ -129,12 +142,9 @@ function describeMemoryStore(name: string, open: () => Promise<{ db: Pool; close
       });
       expect(hits.map((h) => h.memory.text)).toEqual(['lasting']);
       expect((await store.list({ owner: 'acme' }, { limit: 10 }, later)).map((m) => m.text)).toEqual(['lasting']);
+      // Stored long ago, expired yesterday: no write since has swept them.
       for (let i = 0; i < SWEEP_BATCH + 5; i++)
-        await db.query(
-          `insert into kn_memories (id, owner, scope, scope_id, text, importance, expires_at, embedding, norm)
-           values (gen_random_uuid(), 'acme', 'user', 'u9', $1, 0.5, $2, '{1,0,0,0}', 1)`,
-          [`old ${i}`, inDays(-1)],
-        );
+        await store.remember(fact({ text: `old ${i}`, scopeId: 'u9', expiresAt: inDays(-1) }), inDays(-10));
       await store.remember(fact({ text: 'new' }), later);
       const { rows } = await db.query<{ n: number }>(
         `select count(*)::int as n from kn_memories where expires_at <= $1`,
