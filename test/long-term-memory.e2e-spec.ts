@@ -1,5 +1,7 @@
+import { fold, type ConversationEnvelope, type ExistingConversation } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import type { RecordedRequest } from '@parley/testing';
+import { buildMessages } from '@parley/turn';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -124,6 +126,13 @@ describe('long-term memory: remembered in one conversation, recalled in another 
       hits: [{ memoryId: remembered.memoryId, scope: 'user', text: FACT, importance: 0.8 }],
     });
     expect(recalled.hits[0].similarity).toBeGreaterThan(0.5);
+    // Replay: the stream up to the model call gives its prompt again, without a search or a model.
+    const requestsBefore = parley.simulator.requests.length;
+    const stream = await store.readStream(`conversation-${second}`);
+    const lastCall = stream.findLastIndex((e) => e.type === 'ModelCallStarted');
+    const replayed = fold(stream.slice(0, lastCall) as unknown as ConversationEnvelope[]) as ExistingConversation;
+    expect(buildMessages(replayed)).toEqual(prompt.messages.map((m) => ({ role: m.role, content: m.content })));
+    expect(parley.simulator.requests).toHaveLength(requestsBefore);
     expect(recalled.hits[0].score).toBeCloseTo(recalled.hits[0].similarity * (0.75 + 0.25 * 0.8) * 0.9, 3);
 
     // Another user of the same owner, and another owner with the same user id: nothing.
@@ -154,6 +163,9 @@ describe('long-term memory: remembered in one conversation, recalled in another 
     expect(bobDelete.body.error.code).toBe('NOT_FOUND');
     expect((await as(bob)('DELETE', '/api/v1/memories?userId=u1')).body).toEqual({ deleted: 0 });
     expect((await as(alice)('GET', `/api/v1/memories/${remembered.memoryId}`)).body.text).toBe(FACT);
+    // Every embedding (the remember, each recall, the search) is counted like the model's tokens.
+    const metrics = await (await fetch(`${parley.url}/metrics`)).text();
+    expect(metrics).toMatch(/llm_token_usage\{[^}]*model="sim-embed"[^}]*direction="embedding"[^}]*\} [1-9]/);
     // The admin sees every owner's.
     expect((await parley.call('GET', '/api/v1/memories?owner=alice')).body.items).toHaveLength(1);
 
