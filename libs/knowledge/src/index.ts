@@ -10,7 +10,6 @@ export {
   type ResolvedCollection,
 } from './vector-store.resolver';
 export {
-  MemoryStore,
   MEMORY_TABLE,
   SCOPE_WEIGHTS,
   SWEEP_BATCH,
@@ -19,4 +18,5 @@ export {
   type MemorySubject,
   type NewMemory,
   type RecallQuery,
-} from './memory/memory-store';
+} from './memory/memory-rows';
+export { MemoryStore } from './memory/memory-store';

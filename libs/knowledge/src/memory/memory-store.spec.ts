@@ -1,6 +1,7 @@
 import { createTestDatabase, startEmbeddedPostgresForTest } from '@parley/testing';
 import { Pool } from 'pg';
-import { MemoryStore, SWEEP_BATCH, type NewMemory } from './memory-store';
+import { SWEEP_BATCH, type NewMemory } from './memory-rows';
+import { MemoryStore } from './memory-store';
 
 const DAY = 86_400_000;
 const now = new Date('2026-06-01T12:00:00Z');
