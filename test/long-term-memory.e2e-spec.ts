@@ -224,6 +224,47 @@ describe('long-term memory: remembered in one conversation, recalled in another 
     expect((await as(alice)('GET', '/api/v1/memories?userId=u9')).body.items).toEqual([]);
   });
 
+  it('goes on without memory while the embedding provider is down: the recall records its error, remember fails as data', async () => {
+    const embedModel = (llmProvider: string) => ({
+      code: 'SIM-EMBED',
+      description: 'Embedding model',
+      llmModelName: 'sim-embed',
+      llmProvider,
+      modelType: 'embedding',
+      instanceWide: true,
+    });
+    const down = {
+      code: 'DOWN',
+      description: 'Nothing listens here',
+      providerType: 'openai-compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-down',
+      instanceWide: true,
+    };
+    const applied = await parley.call('POST', '/api/v1/catalog/apply', {
+      providers: [down],
+      models: [embedModel('DOWN')],
+    });
+    expect(applied.status).toBe(200);
+    try {
+      const id = await start(alice, 'u5');
+      expect(await say(alice, id, QUESTION)).toBe("I don't know.");
+      const [recalled] = await events(id, 'MemoriesRecalled');
+      expect(recalled).toMatchObject({ auto: true, query: QUESTION, hits: [], error: expect.any(String) });
+      expect(await say(alice, id, remember({ fact: FACT }))).toBe('Done.');
+      expect(await events(id, 'ToolCallFailed')).toMatchObject([
+        {
+          name: 'remember',
+          code: 'UNAVAILABLE',
+          message: expect.stringContaining('Long-term memory could not be reached'),
+        },
+      ]);
+      expect(await events(id, 'MemoryRemembered')).toEqual([]);
+    } finally {
+      await parley.call('POST', '/api/v1/catalog/apply', { models: [embedModel('SIM')] });
+    }
+  }, 60_000);
+
   it('refuses bad route input with the field, and unknown or foreign ids with 404', async () => {
     const bad = await as(alice)('GET', '/api/v1/memories?scope=planet');
     expect(bad.status).toBe(400);
