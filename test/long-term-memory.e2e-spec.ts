@@ -278,6 +278,10 @@ describe('long-term memory: remembered in one conversation, recalled in another 
       'scopeId',
     );
     expect((await as(alice)('GET', '/api/v1/memories?owner=bob')).status).toBe(403);
+    // Auditors read every owner's memories and delete none.
+    const auditor = (await parley.call('POST', '/api/v1/keys', { subject: 'eve', roles: ['auditor'] })).body.key;
+    expect((await as(auditor)('GET', '/api/v1/memories?owner=bob')).status).toBe(200);
+    expect((await as(auditor)('DELETE', '/api/v1/memories?userId=u1')).status).toBe(403);
     expect((await as(alice)('DELETE', '/api/v1/memories/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await as(alice)('DELETE', '/api/v1/memories/not-an-id')).status).toBe(404);
     expect((await parley.call('GET', '/api/v1/memories?q=colour')).body.error.details.problems[0].path).toBe('owner');
