@@ -88,6 +88,8 @@ describe('the OpenAPI document at /docs-json', () => {
         '/api/v1/catalog/{collection}/{key}/acl/{grantee}',
         '/api/v1/keys',
         '/api/v1/keys/{id}',
+        '/api/v1/memories',
+        '/api/v1/memories/{id}',
         '/health',
         '/health/ready',
         '/metrics',

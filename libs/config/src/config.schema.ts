@@ -293,6 +293,27 @@ export const envSchema = z.object({
   VECTOR_HNSW_EF_SEARCH: int(100, 1).describe(
     "Candidates pgvector's HNSW index keeps while it searches (`hnsw.ef_search`, set per search): higher finds the true nearest chunks more often, at some speed. At least a search's top-K.",
   ),
+  MEMORY_EMBEDDING_MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Catalog code of the `embedding` model long-term memory embeds facts with. Unset: the catalog’s only embedding model; an action that enables memory is refused when there is none, or several.',
+    ),
+  MEMORY_SESSION_TTL_DAYS: int(30, 1).describe(
+    'Days a `session` fact of long-term memory lives when `remember` names no `ttlDays` or `expiresAt`.',
+  ),
+  MEMORY_TTL_DAYS: int(365, 1).describe(
+    'Days a `user`, `agent` or `organisation` fact of long-term memory lives when `remember` names no `ttlDays` or `expiresAt`.',
+  ),
+  MEMORY_MIN_SIMILARITY: z.coerce
+    .number()
+    .min(-1)
+    .max(1)
+    .default(0.3)
+    .describe(
+      'Lowest cosine similarity between a query and a fact for long-term memory to recall it (it depends on the embedding model: unrelated texts score 0.1–0.3 with common ones).',
+    ),
   MAX_TOOL_OUTPUT_BYTES: int(65_536, 256).describe(
     'Longer tool output is cut and marked `…[truncated: <n> bytes total]`. A configuration may override it.',
   ),

@@ -104,6 +104,13 @@ function toConfig(env: Env) {
       /** pgvector's `hnsw.ef_search` for every search of an HNSW store. */
       hnswEfSearch: env.VECTOR_HNSW_EF_SEARCH,
     },
+    /** Long-term memory: the embedding model's catalog code (null: the only one), and default lifetimes. */
+    memory: {
+      embeddingModel: env.MEMORY_EMBEDDING_MODEL ?? null,
+      sessionTtlDays: env.MEMORY_SESSION_TTL_DAYS,
+      ttlDays: env.MEMORY_TTL_DAYS,
+      minSimilarity: env.MEMORY_MIN_SIMILARITY,
+    },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
       maxToolSteps: env.MAX_TOOL_STEPS,

@@ -14,8 +14,10 @@ export type {
   TurnLimits,
   ConversationSnapshot,
   AdvisorBinding,
+  LongTermMemorySettings,
+  MemoryScope,
 } from './snapshot';
-export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
+export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS, MEMORY_SCOPES } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
 export { toolErrorText, toolErrorOf } from './tool-result-text';

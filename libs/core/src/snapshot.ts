@@ -4,7 +4,7 @@
  * executors at call time from the tool or provider code.
  */
 
-export type ToolKind = 'in_process' | 'http' | 'emitter' | 'mcp' | 'ask_user_question' | 'skill';
+export type ToolKind = 'in_process' | 'http' | 'emitter' | 'mcp' | 'ask_user_question' | 'skill' | 'memory';
 
 export type ApprovalPolicy = 'never' | 'always';
 
@@ -118,4 +118,21 @@ export interface ConversationSnapshot {
   advisors?: AdvisorBinding[];
   limits: TurnLimits;
   retry: { count: number; delayMs: number };
+  /** Long-term memory (the action's longTermMemory / autoRecall). Absent when the action uses none. */
+  longTermMemory?: LongTermMemorySettings;
+}
+
+/** The four scopes of long-term memory, in the order recall prefers them. */
+export const MEMORY_SCOPES = ['session', 'user', 'agent', 'organisation'] as const;
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
+
+/**
+ * What a conversation's long-term memory runs with: whether the model gets the `remember` and
+ * `recall` tools, whether each turn recalls before its first model call, and the embedding model
+ * (an `embedding` model of the catalog) its facts are embedded with.
+ */
+export interface LongTermMemorySettings {
+  tools: boolean;
+  autoRecall: boolean;
+  embedding: { code: string; name: string; providerCode: string; inputTokenPrice: number };
 }

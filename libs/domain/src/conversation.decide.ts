@@ -232,21 +232,26 @@ function refusal(
   );
 }
 
-const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemCommand['type']>([
-  'StartModelAttempt',
-  'RecordChunks',
-  'RecordModelAttemptFailed',
-  'RecordModelReply',
-  'RecordAdvisorApplied',
-  'GiveUpModelCall',
-  'AbandonTurn',
-  'CheckPrompt',
-  'RecordMemorySummary',
-  'StartToolCall',
-  'RecordToolOutcome',
-  'ExpireQuestion',
-  'MarkStuck',
-]);
+/** Every system command type, as a record so that a new one cannot be left out. */
+const SYSTEM_COMMAND_TYPES: Record<SystemCommand['type'], true> = {
+  StartModelAttempt: true,
+  RecordChunks: true,
+  RecordModelAttemptFailed: true,
+  RecordModelReply: true,
+  RecordAdvisorApplied: true,
+  GiveUpModelCall: true,
+  AbandonTurn: true,
+  CheckPrompt: true,
+  RecordMemorySummary: true,
+  StartToolCall: true,
+  RecordToolOutcome: true,
+  RecordMemoryToolOutcome: true,
+  RecordAutoRecall: true,
+  ExpireQuestion: true,
+  MarkStuck: true,
+};
+
+const SYSTEM_COMMANDS: ReadonlySet<string> = new Set(Object.keys(SYSTEM_COMMAND_TYPES));
 
 const isSystemCommand = (command: ConversationCommand | SystemCommand): command is SystemCommand =>
-  SYSTEM_COMMANDS.has(command.type as SystemCommand['type']);
+  SYSTEM_COMMANDS.has(command.type);

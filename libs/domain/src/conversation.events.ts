@@ -1,4 +1,11 @@
-import type { ConversationSnapshot, FinishReason, ToolDefinition, ToolErrorCode, TurnFailureCode } from '@parley/core';
+import type {
+  ConversationSnapshot,
+  FinishReason,
+  MemoryScope,
+  ToolDefinition,
+  ToolErrorCode,
+  TurnFailureCode,
+} from '@parley/core';
 import type { ToolRepository } from './tool-repositories';
 
 /**
@@ -232,6 +239,45 @@ export type MemorySummarized = Event<
   }
 >;
 
+/**
+ * The model's `remember` call stored a fact in long-term memory (or refreshed the same fact of
+ * the same scope: `updated`, with the new importance and expiry). `expiresAt` null: never.
+ */
+export type MemoryRemembered = Event<
+  'MemoryRemembered',
+  {
+    turnNo: number;
+    toolCallId: string;
+    memoryId: string;
+    scope: MemoryScope;
+    scopeId: string;
+    text: string;
+    importance: number;
+    expiresAt: string | null;
+    updated: boolean;
+  }
+>;
+
+/** One fact recall found, with how it ranked (see docs/knowledge.md, Long-term memory). */
+export interface RecalledMemory {
+  memoryId: string;
+  scope: MemoryScope;
+  text: string;
+  importance: number;
+  similarity: number;
+  score: number;
+}
+
+/**
+ * Long-term memory was searched: by the model's `recall` call (`toolCallId`) or before the
+ * turn's first model call (`auto`). The hits are what the model was given, so a replay needs no
+ * search; `error` says why an automatic recall found nothing (it never fails the turn).
+ */
+export type MemoriesRecalled = Event<
+  'MemoriesRecalled',
+  { turnNo: number; toolCallId?: string; auto: boolean; query: string; hits: RecalledMemory[]; error?: string }
+>;
+
 export type ConversationEvent =
   | ConversationStarted
   | MessageRecorded
@@ -264,7 +310,9 @@ export type ConversationEvent =
   | ToolRepositoryRemoved
   | AdvisorApplied
   | MemoryCleared
-  | MemorySummarized;
+  | MemorySummarized
+  | MemoryRemembered
+  | MemoriesRecalled;
 
 export type ConversationEventType = ConversationEvent['type'];
 

@@ -31,6 +31,7 @@ function started(event: Extract<ConversationEnvelope, { type: 'ConversationStart
     status: 'NS',
     id: d.conversationId,
     owner: d.owner,
+    ...(typeof d.metadata?.userId === 'string' && d.metadata.userId ? { userId: d.metadata.userId } : {}),
     agentCode: d.agentCode,
     actionCode: d.actionCode,
     snapshot: d.snapshot,
@@ -190,6 +191,10 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       const summary = { text: d.summary, fromSequence: d.fromSequence, throughSequence: d.throughSequence };
       return { ...c, usage, memory: { ...(c.memory ?? NO_MEMORY_CUT), summary } };
     }
+    case 'MemoryRemembered':
+      return c;
+    case 'MemoriesRecalled':
+      return event.data.auto ? onTurn(c, (t) => ({ ...t, recalled: event.data.hits })) : c;
     default: {
       // Compile time: every known type is handled. Run time: a newer type is left alone.
       void (event satisfies never);

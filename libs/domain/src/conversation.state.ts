@@ -1,5 +1,5 @@
 import type { ConversationSnapshot, FinishReason, ToolDefinition, TurnFailureCode } from '@parley/core';
-import type { Attachment, MessageRole, Question, ToolCallRef, Usage } from './conversation.events';
+import type { Attachment, MessageRole, Question, RecalledMemory, ToolCallRef, Usage } from './conversation.events';
 import type { ResumableStatus, Status } from './conversation.status';
 import type { ToolRepository } from './tool-repositories';
 
@@ -58,6 +58,8 @@ export interface TurnProgress {
   responseModel: string | null;
   /** A tool with skipResponse/returnDirect ended the round: the turn ends without another model call. */
   endedByTool: { reply: string | null } | null;
+  /** The turn's automatic recall (MemoriesRecalled, auto): the facts its model calls are given. Absent: not made. */
+  recalled?: RecalledMemory[];
 }
 
 /** What the model remembers of the transcript (absent: everything, as before memory could be cleared). */
@@ -71,6 +73,8 @@ export interface ConversationMemory {
 export interface ConversationData {
   id: string;
   owner: string;
+  /** The end user long-term memory's user scope is kept under: `metadata.userId` when a string. */
+  userId?: string;
   agentCode: string;
   actionCode: string;
   snapshot: ConversationSnapshot;

@@ -117,6 +117,21 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
       latencyMs: 1,
     },
   },
+  MemoryRemembered: {
+    type: 'MemoryRemembered',
+    data: {
+      turnNo: 1,
+      toolCallId: 'c1',
+      memoryId: 'm1',
+      scope: 'user',
+      scopeId: 'u1',
+      text: 'fact',
+      importance: 0.5,
+      expiresAt: null,
+      updated: false,
+    },
+  },
+  MemoriesRecalled: { type: 'MemoriesRecalled', data: { turnNo: 1, auto: true, query: 'q', hits: [] } },
 };
 
 const at = (status: Status, pausedFrom: Lifecycle['pausedFrom'] = null): Lifecycle => ({ status, pausedFrom });

@@ -27,3 +27,17 @@ export { nextSequence, costOf, replyOf, turnDeadline } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';
 export { summaryPlan, estimateTokens, type SummaryPlan, type TokenCounter } from './memory';
+export {
+  memoryRequestOf,
+  recallPlan,
+  scopesOf,
+  MAX_MEMORY_TEXT,
+  DEFAULT_IMPORTANCE,
+  DEFAULT_RECALL_LIMIT,
+  MAX_RECALL_LIMIT,
+  type MemoryScopes,
+  type MemoryRequest,
+  type RememberRequest,
+  type RecallRequest,
+  type RecallPlan,
+} from './long-term-memory';

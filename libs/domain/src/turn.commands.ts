@@ -1,6 +1,6 @@
 import type { FinishReason, ToolOutcome, TurnFailureCode } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
-import type { AdvisorApplied, ToolCallRef } from './conversation.events';
+import type { AdvisorApplied, MemoriesRecalled, MemoryRemembered, ToolCallRef } from './conversation.events';
 
 /**
  * The system commands: what the turn worker and the timers tell the decider after the I/O it
@@ -78,6 +78,23 @@ export type StartToolCall = System<'StartToolCall', { toolCallId: string }>;
 
 export type RecordToolOutcome = System<'RecordToolOutcome', { toolCallId: string; outcome: ToolOutcome }>;
 
+/**
+ * A `remember` or `recall` call ran against long-term memory: what was stored or found beside
+ * the call's outcome (the text the model reads).
+ */
+export type RecordMemoryToolOutcome = System<
+  'RecordMemoryToolOutcome',
+  {
+    toolCallId: string;
+    outcome: ToolOutcome;
+    remembered?: Omit<MemoryRemembered['data'], 'turnNo' | 'toolCallId'>;
+    recalled?: Pick<MemoriesRecalled['data'], 'query' | 'hits'>;
+  }
+>;
+
+/** The turn's automatic recall before its first model call (RecallPlan). */
+export type RecordAutoRecall = System<'RecordAutoRecall', Pick<MemoriesRecalled['data'], 'query' | 'hits' | 'error'>>;
+
 /** The question's expiry timer fired. */
 export type ExpireQuestion = System<'ExpireQuestion', { toolCallId: string }>;
 
@@ -96,6 +113,8 @@ export type SystemCommand =
   | RecordMemorySummary
   | StartToolCall
   | RecordToolOutcome
+  | RecordMemoryToolOutcome
+  | RecordAutoRecall
   | ExpireQuestion
   | MarkStuck;
 

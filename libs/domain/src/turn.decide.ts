@@ -2,6 +2,7 @@ import { assertNever, DomainError } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { fold } from './conversation.evolve';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import { autoRecalled, memoryToolOutcome } from './long-term-memory';
 import { memorySummarized } from './memory';
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
@@ -93,6 +94,10 @@ function decideWorker(
     }
     case 'RecordToolOutcome':
       return toolOutcome(c, turnCall(c, command.data.toolCallId), command.data.outcome);
+    case 'RecordMemoryToolOutcome':
+      return memoryToolOutcome(c, turnCall(c, command.data.toolCallId), command);
+    case 'RecordAutoRecall':
+      return [autoRecalled(c, command)];
     default:
       return assertNever(command, 'system command');
   }

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import { memoryRequestOf, recallPlan, type MemoryRequest, type RecallPlan } from './long-term-memory';
 import { summaryPlan, type SummaryPlan, type TokenCounter } from './memory';
 import { repositoryOf } from './tool-repositories';
 import { completion, completionCap, modelCallBreach, stepBreach, turnDeadline, type RunningTurn } from './turn.rules';
@@ -25,6 +26,8 @@ export interface ModelCallPlan {
  * - `idle`: nothing; the conversation is not running this turn (ended, paused, waiting, killed);
  * - `record`: append these events (a refusal, a question, a disclosure, approvals asked, the end);
  * - `run_tool`: run this tool call, then record its outcome (RecordToolOutcome);
+ * - `memory_tool`: run a `remember` or `recall` call on long-term memory (RecordMemoryToolOutcome);
+ * - `recall`: search long-term memory before the turn's first model call (RecordAutoRecall);
  * - `summarize`: have the model summarise the older memory, then record it (RecordMemorySummary);
  * - `call_model`: make this model call, then record its reply (RecordModelReply).
  */
@@ -39,6 +42,8 @@ export type TurnStep =
       /** The turn's time budget ends here (epoch ms): the call gets no more than what is left. */
       deadline: number;
     }
+  | { kind: 'memory_tool'; call: TurnToolCall; request: MemoryRequest }
+  | { kind: 'recall'; plan: RecallPlan }
   | { kind: 'summarize'; plan: SummaryPlan }
   | { kind: 'call_model'; plan: ModelCallPlan };
 
@@ -68,6 +73,8 @@ export function nextTurnStep(c: ConversationState, now: number, countTokens?: To
   if (done) return record(done);
   const refused = modelCallBreach(c);
   if (refused) return record(refused);
+  const recall = recallPlan(c);
+  if (recall) return { kind: 'recall', plan: recall };
   const summary = summaryPlan(c, countTokens);
   if (summary) return { kind: 'summarize', plan: summary };
   return { kind: 'call_model', plan: modelCallPlan(c) };
@@ -86,6 +93,11 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
     if (call.status === 'asked' || call.status === 'awaiting_approval') return IDLE;
     if (tool.kind === 'ask_user_question') return record(askQuestion(c, call, now));
     if (tool.kind === 'skill') return record(...discloseSkill(c, call, tool));
+    if (tool.kind === 'memory') {
+      const request = memoryRequestOf(c, call, tool.ref, now);
+      if (typeof request === 'string') return record(toolFailed(c, call, 'INVALID_ARGUMENTS', request));
+      return { kind: 'memory_tool', call, request };
+    }
     if (call.status === 'started' && !tool.idempotent)
       return record(
         toolFailed(

@@ -67,6 +67,8 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     AdvisorApplied: 1,
     MemoryCleared: 1,
     MemorySummarized: 1,
+    MemoryRemembered: 1,
+    MemoriesRecalled: 1,
   },
   steps: {},
 };

@@ -18,3 +18,14 @@ export {
   type SearchOptions,
 } from './collections';
 export { KnowledgeModule } from './knowledge.module';
+export {
+  MEMORY_TABLE,
+  SCOPE_WEIGHTS,
+  SWEEP_BATCH,
+  type Memory,
+  type MemoryHit,
+  type MemorySubject,
+  type NewMemory,
+  type RecallQuery,
+} from './memory/memory-rows';
+export { MemoryStore } from './memory/memory-store';

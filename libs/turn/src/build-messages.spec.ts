@@ -125,6 +125,23 @@ class Story {
     } as unknown as ConversationCommand);
   }
 
+  /** The turn worker's automatic recall of long-term memory before the first model call. */
+  recalled(...texts: string[]): this {
+    const hits = texts.map((text, i) => ({
+      memoryId: `m${i}`,
+      scope: 'user' as const,
+      text,
+      importance: 0.5,
+      similarity: 0.9,
+      score: 0.8,
+    }));
+    return this.command({
+      type: 'RecordAutoRecall',
+      data: { query: 'q', hits },
+      meta,
+    } as unknown as ConversationCommand);
+  }
+
   private get turnNo(): number {
     return this.conversation.turn?.no ?? 0;
   }
@@ -348,6 +365,31 @@ describe('buildMessages', () => {
         content: 'Summary of the earlier conversation:\nThe user asked one question.',
       });
       expect(sent(c)).toEqual(['system', 'system', 'user: Question 2', 'assistant: Answer 2', 'user: Question 3']);
+    });
+  });
+
+  describe('long-term memory', () => {
+    it('sends the facts the turn recalled as a labelled system message, after the prompt, in this turn only', () => {
+      const story = new Story({ memory: { kind: 'FULL' } })
+        .user('What colour do I like?')
+        .recalled('likes teal', 'has a cat');
+      expect(buildMessages(story.conversation)[1]).toEqual({
+        role: 'system',
+        content: 'Facts remembered from earlier conversations (long-term memory):\n- likes teal\n- has a cat',
+      });
+      expect(sent(story.conversation)).toEqual(['system', 'system', 'user: What colour do I like?']);
+      const next = story.reply('Teal.').user('Thanks.');
+      expect(sent(next.conversation)).toEqual([
+        'system',
+        'user: What colour do I like?',
+        'assistant: Teal.',
+        'user: Thanks.',
+      ]);
+    });
+
+    it('adds no block when the recall found nothing', () => {
+      const story = new Story().user('Hello').recalled();
+      expect(sent(story.conversation)).toEqual(['system', 'user: Hello']);
     });
   });
 

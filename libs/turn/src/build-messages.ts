@@ -15,6 +15,8 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
   const entries = remembered(c, kept).filter((m) => m.role !== 'QU');
   const messages: LlmMessage[] = c.snapshot.systemPrompt ? [{ role: 'system', content: c.snapshot.systemPrompt }] : [];
   if (summary) messages.push({ role: 'system', content: `${SUMMARY_LABEL}\n${summary.text}` });
+  const recalled = recalledBlock(c);
+  if (recalled) messages.push(recalled);
   const answered = new Set(entries.filter((m) => m.role === 'TO').map((m) => m.toolCallId));
   const providerIds = new Map(
     c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => [t.id, t.providerId ?? t.id] as const)),
@@ -39,6 +41,16 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
     }
   }
   return messages;
+}
+
+/** How the facts the turn's automatic recall found are introduced to the model. */
+export const RECALLED_LABEL = 'Facts remembered from earlier conversations (long-term memory):';
+
+/** The turn's automatically recalled facts (MemoriesRecalled, auto), best first: never searched again here. */
+function recalledBlock(c: ExistingConversation): LlmMessage | null {
+  const hits = c.turn?.recalled ?? [];
+  if (hits.length === 0) return null;
+  return { role: 'system', content: [RECALLED_LABEL, ...hits.map((h) => `- ${h.text}`)].join('\n') };
 }
 
 /** How the summary of the earlier conversation is introduced to the model. */

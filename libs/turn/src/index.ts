@@ -1,3 +1,5 @@
 export { TurnRunner } from './turn-runner';
 export { runtimeModules } from './runtime-modules';
-export { buildMessages, SUMMARY_LABEL } from './build-messages';
+export { buildMessages, RECALLED_LABEL, SUMMARY_LABEL } from './build-messages';
+export { LongTermMemory } from './long-term-memory/long-term-memory';
+export { deleteMemoriesQuery, listMemoriesQuery } from './long-term-memory/memories.controller';

@@ -4,6 +4,7 @@ import type { AdvisorRegistry, LlmClient, ProviderEndpoints } from '@parley/llm'
 import type { MetricsService } from '@parley/observability';
 import type { LiveDeltas } from '@parley/read-models';
 import type { ToolExecutor } from '@parley/tools';
+import type { LongTermMemory } from './long-term-memory/long-term-memory';
 
 /** Everything a turn touches, gathered by TurnRunner's constructor. */
 export interface TurnDeps {
@@ -18,4 +19,6 @@ export interface TurnDeps {
   metrics?: MetricsService;
   /** The advisors the snapshot's bean names resolve to. */
   advisors?: AdvisorRegistry;
+  /** Long-term memory's facts, for the remember and recall tools and the automatic recall. */
+  memory?: LongTermMemory;
 }

@@ -10,6 +10,8 @@ import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { countTokens } from '@parley/prompt';
 import { ToolExecutor } from '@parley/tools';
+import { LongTermMemory } from './long-term-memory/long-term-memory';
+import { autoRecallStep, memoryToolStep } from './long-term-memory/memory-step';
 import { modelStep } from './model-step';
 import { summaryStep } from './summary-step';
 import { RunningTurnsWatch } from './running-turns-watch';
@@ -48,6 +50,7 @@ export class TurnRunner {
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
     @Optional() @Inject(AdvisorRegistry) advisors?: AdvisorRegistry,
+    @Optional() @Inject(LongTermMemory) memory?: LongTermMemory,
   ) {
     this.deps = {
       config,
@@ -60,6 +63,7 @@ export class TurnRunner {
       live,
       metrics,
       advisors,
+      memory,
     };
   }
 
@@ -166,6 +170,12 @@ export class TurnRunner {
           break;
         case 'run_tool':
           await runTool(ctx, this.deps, step, signal);
+          break;
+        case 'memory_tool':
+          await memoryToolStep(ctx, this.deps, step, signal);
+          break;
+        case 'recall':
+          await autoRecallStep(ctx, this.deps, step.plan, signal);
           break;
         case 'summarize':
           await summaryStep(ctx, this.deps, step.plan, signal);

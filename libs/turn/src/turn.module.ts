@@ -7,6 +7,8 @@ import { PiiRedactionAdvisor } from './advisors/pii-redaction.advisor';
 import { ResponseCacheAdvisor } from './advisors/response-cache.advisor';
 import { SafeGuardAdvisor } from './advisors/safe-guard.advisor';
 import { ToolsModule } from '@parley/tools';
+import { LongTermMemory } from './long-term-memory/long-term-memory';
+import { MemoriesController } from './long-term-memory/memories.controller';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
 import { TimerRunner } from './timer-runner';
@@ -17,7 +19,7 @@ import { TurnWorker } from './turn-worker';
 /**
  * The runtime of conversations: the snapshot source for new conversations, and the runners of
  * turn and timer jobs, the advisors (@ParleyAdvisor providers of any module, and the built-in
- * ones). `forRoot({ worker: false })` for an app that only sends commands.
+ * ones), long-term memory and its routes (/api/v1/memories). `forRoot({ worker: false })` for an app that only sends commands.
  */
 @Module({})
 export class TurnModule {
@@ -26,7 +28,9 @@ export class TurnModule {
       module: TurnModule,
       global: true,
       imports: [DiscoveryModule, ConversationModule, LlmModule, ToolsModule],
+      controllers: [MemoriesController],
       providers: [
+        LongTermMemory,
         AdvisorRegistry,
         LoggingAdvisor,
         SafeGuardAdvisor,
@@ -39,7 +43,7 @@ export class TurnModule {
         TimerRunner,
         ...(options.worker ? [TurnWorker, TurnDispatcher] : []),
       ],
-      exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule],
+      exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule, LongTermMemory],
     };
   }
 }

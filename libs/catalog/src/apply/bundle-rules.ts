@@ -5,6 +5,7 @@ import { memberOf } from '../model/descriptor';
 import type { Row } from '../model/entity-schemas';
 import type { CatalogView } from '../store/catalog-store';
 import type { CatalogDestinations } from './destinations';
+import { memoryEmbeddingModel } from '../snapshot/memory-embedding';
 import { jsonSchemaProblems } from './json-schema-check';
 import type { BundleItem } from './parse-bundle';
 import { prepareTool } from './tool-rules';
@@ -23,6 +24,8 @@ export class BundleRules {
     private readonly destinations: CatalogDestinations | null = null,
     /** The registered advisor bean names an advisor's llmAdvisorBeanName must be one of. */
     private readonly advisorBeans: readonly string[] = BUILT_IN_ADVISORS,
+    /** MEMORY_EMBEDDING_MODEL: the embedding model an action with long-term memory uses (null: the only one). */
+    private readonly memoryModel: string | null = null,
   ) {
     for (const item of [...items, ...invalid]) {
       const key = item.values[item.d.key.field];
@@ -86,7 +89,7 @@ export class BundleRules {
       case 'domainSchemas':
         return jsonSchemaProblems(`${path}.jsonSchema`, values.jsonSchema as Row);
       case 'actions':
-        return this.actionSchemas(path, values.schemas as Row[]);
+        return [...this.actionSchemas(path, values.schemas as Row[]), ...this.actionMemory(path, values)];
       case 'providers':
         return values.providerType === 'openai-compatible' && !values.baseUrl
           ? [{ path: `${path}.baseUrl`, message: 'required for an openai-compatible provider' }]
@@ -135,6 +138,17 @@ export class BundleRules {
         message: `required: neither the collection nor its vector store '${String(values.llmVectorStore)}' names an embedding model`,
       },
     ];
+  }
+
+  /** An action with long-term memory needs an embedding model to embed its facts with. */
+  private actionMemory(path: string, values: Row): FieldProblem[] {
+    if (!values.longTermMemory && !values.autoRecall) return [];
+    const models = new Map([...(this.view.get('models') ?? new Map())].map(([k, e]) => [k, e.record as Row]));
+    for (const [k, row] of this.inBundle.get('models') ?? []) models.set(k, row);
+    const model = memoryEmbeddingModel(models.values(), this.memoryModel);
+    return typeof model === 'string'
+      ? [{ path: `${path}.${values.longTermMemory ? 'longTermMemory' : 'autoRecall'}`, message: model }]
+      : [];
   }
 
   /** Seed 000: a form or grid must belong to the row's schema; an action has at most one output. */

@@ -32,6 +32,8 @@ export class CatalogService {
   private readonly destinations: CatalogDestinations | null;
 
   /** Without `config` (tests of the catalog alone) URLs and stdio commands are not checked against the allow-lists. */
+  private readonly memoryModel: string | null;
+
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
@@ -40,6 +42,7 @@ export class CatalogService {
   ) {
     this.store = new CatalogStore(cipher);
     this.destinations = config ? new CatalogDestinations(config.catalog) : null;
+    this.memoryModel = config?.memory.embeddingModel ?? null;
   }
 
   async apply(body: unknown, options: { dryRun: boolean }): Promise<ApplyResult> {
@@ -108,7 +111,9 @@ export class CatalogService {
         if (stored) view.get(d.kind)!.set(key, this.store.open(d, key, stored));
       }
       if (mode.expect) checkExistence(items, view, mode.expect);
-      problems.push(...new BundleRules(view, items, invalid, this.destinations, this.advisorBeans()).check());
+      problems.push(
+        ...new BundleRules(view, items, invalid, this.destinations, this.advisorBeans(), this.memoryModel).check(),
+      );
       const plan = planChanges(items, view, this.cipher);
       problems.push(...plan.problems);
       if (problems.length > 0) {

@@ -225,6 +225,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       llmMemoryStrategy: ref('memoryStrategies', 4),
       llmActionPrompt: text(),
       askUserQuestion: bool(false),
+      longTermMemory: bool(false),
+      autoRecall: bool(false),
     },
     { links: actionLinks() },
   ),

@@ -122,6 +122,53 @@ describe('SnapshotResolver', () => {
     expect([error.code, error.details]).toEqual(['NOT_FOUND', { tools: ['NOPE', 'NADA'] }]);
   });
 
+  it('gives an action with long-term memory the remember and recall tools and its embedding model', async () => {
+    const service = new CatalogService(t.dataSource, testCipher());
+    const action = { code: 'LTM', description: 'Remembers', llmModel: 'SIM-CHAT', longTermMemory: true };
+    const refused = (await service
+      .apply({ actions: [action] }, { dryRun: false })
+      .catch((e: unknown) => e)) as DomainError;
+    expect(refused.code).toBe('VALIDATION_FAILED');
+    expect(refused.details).toEqual({
+      problems: [{ path: 'actions[0].longTermMemory', message: expect.stringContaining('the catalog has none') }],
+    });
+    const embedding = {
+      code: 'SIM-EMBED',
+      description: 'Embeddings',
+      llmModelName: 'sim-embed',
+      llmProvider: 'SIM',
+      modelType: 'embedding',
+      llmInputTokenPrice: 0.0000001,
+    };
+    await service.apply({ models: [embedding], actions: [{ ...action, autoRecall: true }] }, { dryRun: false });
+    try {
+      const snapshot = await resolver.resolve('HELPDESK', 'LTM');
+      expect(snapshot.tools.map((tool) => [tool.name, tool.kind, tool.idempotent])).toEqual([
+        ['remember', 'memory', true],
+        ['recall', 'memory', true],
+      ]);
+      expect(snapshot.longTermMemory).toEqual({
+        tools: true,
+        autoRecall: true,
+        embedding: { code: 'SIM-EMBED', name: 'sim-embed', providerCode: 'SIM', inputTokenPrice: 0.0000001 },
+      });
+      expect((await resolver.resolve('HELPDESK', 'CHAT')).longTermMemory).toBeUndefined();
+      const named = loadConfig({ PARLEY_ENCRYPTION_KEY: 'a'.repeat(64), MEMORY_EMBEDDING_MODEL: 'NOPE' });
+      const error = (await new SnapshotResolver(reader, named, new CatalogAccess(t.dataSource, reader))
+        .resolve('HELPDESK', 'LTM')
+        .catch((e: unknown) => e)) as DomainError;
+      expect([error.code, error.details]).toEqual([
+        'VALIDATION_FAILED',
+        {
+          problems: [{ path: 'actions.LTM', message: expect.stringContaining("MEMORY_EMBEDDING_MODEL names 'NOPE'") }],
+        },
+      ]);
+    } finally {
+      await service.remove('actions', 'LTM');
+      await service.remove('models', 'SIM-EMBED');
+    }
+  });
+
   it('refuses an action whose model is inactive', async () => {
     await t.dataSource.query(`update cat_models set status = 'inactive' where code = 'SIM-CHAT'`);
     try {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import type {
   AdvisorBinding,
+  LongTermMemorySettings,
   ConversationSnapshot,
   DisclosableSkill,
   MemoryStrategy,
@@ -13,7 +14,14 @@ import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill }
 import { CatalogAccess, type Caller } from '../access/catalog-access';
 import type { Row } from '../model/entity-schemas';
 import { CatalogReader } from '../store/catalog-reader';
-import { ASK_USER_QUESTION_TOOL, skillToolDefinition, toolDefinition, uniqueTools } from './tool-definitions';
+import { memoryEmbeddingModel } from './memory-embedding';
+import {
+  ASK_USER_QUESTION_TOOL,
+  MEMORY_TOOLS,
+  skillToolDefinition,
+  toolDefinition,
+  uniqueTools,
+} from './tool-definitions';
 
 type SkillLink = { skill: string; disclosure: 'always' | 'on_request' };
 type AdvisorLink = { advisor: string; llmAdvisorOrder: number | null };
@@ -97,6 +105,14 @@ export class SnapshotResolver {
     const alwaysSkillTools = skills
       .filter((s) => disclosure.get(s.code as string) !== 'on_request')
       .flatMap((s) => s.tools as string[]);
+    const longTermMemory =
+      action.longTermMemory || action.autoRecall
+        ? {
+            tools: action.longTermMemory === true,
+            autoRecall: action.autoRecall === true,
+            embedding: await this.memoryEmbedding(`actions.${actionCode}`),
+          }
+        : null;
     const schemas: PromptSchema[] = schemaLinks.map((link) => ({
       code: link.domainSchema,
       description: documents.get(link.domainSchema)!.description as string | null,
@@ -137,6 +153,7 @@ export class SnapshotResolver {
         ...unique([...(action.tools as string[]), ...alwaysSkillTools]).map(definitionOf),
         ...disclosable.map(skillToolDefinition),
         ...(action.askUserQuestion ? [ASK_USER_QUESTION_TOOL] : []),
+        ...(longTermMemory?.tools ? MEMORY_TOOLS : []),
       ]),
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
@@ -147,8 +164,31 @@ export class SnapshotResolver {
         count: (configuration?.llmRetryCount as number | null) ?? this.config.llm.retryCount,
         delayMs: (configuration?.llmRetryDelay as number | null) ?? this.config.llm.retryDelayMs,
       },
+      ...(longTermMemory ? { longTermMemory } : {}),
     };
     return deepFreeze(snapshot);
+  }
+
+  /**
+   * The embedding model of long-term memory (MEMORY_EMBEDDING_MODEL, else the only one); a
+   * VALIDATION_FAILED naming `path` when there is none to use.
+   */
+  async memoryEmbedding(path = 'MEMORY_EMBEDDING_MODEL'): Promise<LongTermMemorySettings['embedding']> {
+    const model = memoryEmbeddingModel(await this.reader.all('models'), this.config.memory.embeddingModel);
+    if (typeof model === 'string')
+      throw DomainError.validation([{ path, message: model }], `Long-term memory cannot run: ${model}.`);
+    const provider = await this.reader.record('providers', model.llmProvider as string);
+    if (!provider || provider.status === 'inactive')
+      throw DomainError.validation(
+        [{ path, message: `the embedding model's provider '${String(model.llmProvider)}' is missing or inactive` }],
+        'Long-term memory cannot run: its embedding model has no active provider.',
+      );
+    return {
+      code: model.code as string,
+      name: model.llmModelName as string,
+      providerCode: provider.code as string,
+      inputTokenPrice: (model.llmInputTokenPrice as number | null) ?? 0,
+    };
   }
 
   /**

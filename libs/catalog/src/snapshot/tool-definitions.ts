@@ -92,6 +92,52 @@ export const ASK_USER_QUESTION_TOOL: ToolDefinition = {
   skipResponse: false,
 };
 
+const memoryTool = (name: 'remember' | 'recall', description: string, parameters: Record<string, unknown>) => ({
+  name,
+  description,
+  parameters,
+  kind: 'memory' as const,
+  ref: name,
+  approval: 'never' as const,
+  // The same fact is refreshed, never repeated, and a search changes nothing: both may run again after a crash.
+  idempotent: true,
+  returnDirect: false,
+  skipResponse: false,
+});
+
+/** Long-term memory's tools (an action's `longTermMemory`): store a fact, search the facts. */
+export const MEMORY_TOOLS: ToolDefinition[] = [
+  memoryTool(
+    'remember',
+    'Store a fact in long-term memory so that later conversations can recall it. Scope: user (default: about this user), session (this conversation), agent (what you learned as this agent), organisation (for everyone).',
+    {
+      type: 'object',
+      required: ['fact'],
+      additionalProperties: false,
+      properties: {
+        fact: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 2000,
+          description: 'The fact, in one self-contained sentence',
+        },
+        scope: { type: 'string', enum: ['session', 'user', 'agent', 'organisation'] },
+        importance: { type: 'number', minimum: 0, maximum: 1, description: 'How much it matters (default 0.5)' },
+        ttlDays: { type: 'number', exclusiveMinimum: 0, description: 'Days to keep it (default: the scope’s)' },
+      },
+    },
+  ),
+  memoryTool('recall', 'Search long-term memory for facts relevant to a query, best first.', {
+    type: 'object',
+    required: ['query'],
+    additionalProperties: false,
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: 2000 },
+      limit: { type: 'integer', minimum: 1, maximum: 20, description: 'Facts to return (default 5)' },
+    },
+  }),
+];
+
 /** Drops repeated tools (a tool both on the action and in a skill) and keeps names unique. */
 export function uniqueTools(tools: ToolDefinition[]): ToolDefinition[] {
   const seenRefs = new Set<string>();

@@ -43,7 +43,7 @@ export const toolCallsProjection = rowProjection({
   keysOf({ event, conversationId }) {
     const key = (id: string) => ({ conversation_id: conversationId, tool_call_id: id });
     if (event.type === 'MessageRecorded') return (event.data.toolCalls ?? []).map((t) => key(t.id));
-    return 'toolCallId' in event.data ? [key(event.data.toolCallId)] : [];
+    return 'toolCallId' in event.data && event.data.toolCallId ? [key(event.data.toolCallId)] : [];
   },
   evolve(row, { event, at }, key): Row | null {
     const d = event.data as { turnNo?: number; name?: string; arguments?: string };
