@@ -1,4 +1,5 @@
 export type * from './api/replies';
+export { turnReplyBody } from './api/replies';
 export {
   defineOperation,
   handlersOf,

@@ -121,7 +121,10 @@ export class ChatSession {
         this.ended = true;
         return '';
       }
-      const chosen = choose(answer, rows.map((r) => r.code));
+      const chosen = choose(
+        answer,
+        rows.map((r) => r.code),
+      );
       if (chosen) return chosen;
       this.line(`Choose a number from 1 to ${rows.length}, or type a code.`);
     }
