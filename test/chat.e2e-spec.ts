@@ -12,6 +12,8 @@ class ChatUser {
   readonly child: ChildProcess;
   private out = '';
   private read = 0;
+  /** Each piece of stdout as it came. */
+  readonly chunks: string[] = [];
 
   constructor(url: string) {
     this.child = spawn(
@@ -19,7 +21,10 @@ class ChatUser {
       ['-r', './tools/register.js', 'apps/cli/src/main.ts', 'chat', '--url', url, '--key', ADMIN_KEY],
       { cwd: join(__dirname, '..'), stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'silent' } },
     );
-    this.child.stdout!.on('data', (c: Buffer) => (this.out += String(c)));
+    this.child.stdout!.on('data', (c: Buffer) => {
+      this.out += String(c);
+      this.chunks.push(String(c));
+    });
     this.child.stderr!.on('data', (c: Buffer) => (this.out += String(c)));
   }
 
@@ -43,6 +48,12 @@ class ChatUser {
     }
   }
 
+  /** Which of `chunks` holds the output's character at `offset`. */
+  chunkAt(offset: number): number {
+    let end = 0;
+    return this.chunks.findIndex((c) => (end += c.length) > offset);
+  }
+
   type(line: string): void {
     this.child.stdin!.write(`${line}\n`);
   }
@@ -53,17 +64,23 @@ describe('parley chat', () => {
   let store: EventStore;
   let user: ChatUser | undefined;
   beforeAll(async () => {
-    parley = await startParley('chat_cli', {}, (url) => {
-      const catalog = testCatalog(url);
-      catalog.actions.push({
-        ...catalog.actions[0],
-        code: 'ORDERS',
-        description: 'Orders, with questions and approvals',
-        askUserQuestion: true,
-        tools: ['ORDER_STATUS', 'CANCEL_ORDER'],
-      } as (typeof catalog.actions)[number]);
-      return catalog;
-    });
+    parley = await startParley(
+      'chat_cli',
+      {},
+      (url) => {
+        const catalog = testCatalog(url);
+        catalog.actions.push({
+          ...catalog.actions[0],
+          code: 'ORDERS',
+          description: 'Orders, with questions and approvals',
+          askUserQuestion: true,
+          tools: ['ORDER_STATUS', 'CANCEL_ORDER'],
+        } as (typeof catalog.actions)[number]);
+        return catalog;
+      },
+      undefined,
+      { latencyMs: 15 },
+    );
     store = parley.app.get(EVENT_STORE);
   });
   afterAll(async () => {
@@ -127,6 +144,10 @@ describe('parley chat', () => {
     expect(cost).not.toBeNull();
     expect(Number(cost![1])).toBeGreaterThan(0);
     expect(Number(cost![3])).toBeGreaterThan(0);
+    // Streamed: the reply's first and last words reached the terminal in different writes.
+    const from = user.output.indexOf('parley> Your order A-1001');
+    const to = user.output.indexOf('came too late.', from) + 'came too late.'.length - 1;
+    expect(user.chunkAt(to)).toBeGreaterThan(user.chunkAt(from));
     // The reply is printed once, from the stream, and the cost comes after it.
     expect(end.split('is cancelled because').length).toBe(2);
     expect(end.indexOf('[cost')).toBeGreaterThan(end.indexOf('came too late.'));

@@ -70,9 +70,7 @@ describe('npm start with nothing configured (embedded default)', () => {
     const key = (await readFile(file, 'utf8')).trim();
     expect(key.length).toBeGreaterThan(20);
     expect(server.output()).toContain(`created a development admin key in ${file} (mode 0600)`);
-    expect(server.output()).toContain(
-      `Try: curl -H \\"Authorization: Bearer $(cat ${file})\\" http://127.0.0.1:${port}/api/v1/actions`,
-    );
+    expect(server.output()).toContain(`Try: curl --oauth2-bearer $(cat ${file}) http://127.0.0.1:${port}/api/v1/actions`);
     // The key is never logged, only where it is.
     expect(server.output()).not.toContain(key);
 

@@ -41,7 +41,7 @@ export async function ensureFirstRunKey(
   if (!production) {
     const saved = await readSavedKey(file);
     if (saved && (await keys.authenticate(saved))) {
-      log.info(`Using the development admin key in ${file}. ${tryIt(file, baseUrl)}`);
+      log.info(`Using the development admin key in ${file}; ${tryIt(file, baseUrl)}`);
       return 'reused';
     }
   }
@@ -55,13 +55,13 @@ export async function ensureFirstRunKey(
   await writeFile(file, `${created.key}\n`, { mode: 0o600 });
   await chmod(file, 0o600); // writeFile's mode applies only to a new file
   log.warn(
-    `No credential is configured: created a development admin key in ${file} (mode 0600). ${tryIt(file, baseUrl)} Set PARLEY_ADMIN_API_KEY or create your own keys before going to production.`,
+    `No credential is configured: created a development admin key in ${file} (mode 0600); set PARLEY_ADMIN_API_KEY or create your own keys before production. ${tryIt(file, baseUrl)}`,
   );
   return 'created';
 }
 
 const tryIt = (file: string, baseUrl: string) =>
-  `Try: curl -H "Authorization: Bearer $(cat ${file})" ${baseUrl}/api/v1/actions`;
+  `Try: curl --oauth2-bearer $(cat ${file}) ${baseUrl}/api/v1/actions`;
 
 /** The key in `file`, or null when there is none to read (a missing or empty file). */
 async function readSavedKey(file: string): Promise<string | null> {

@@ -45,7 +45,7 @@ export class ChatSession {
   private action = '';
   private stream: AbortController | null = null;
   /** Per model call attempt (`turn:call:attempt`): how much of its text is on the screen. */
-  private readonly shown = new Map<string, { printed: number; live: string; stored: string }>();
+  private readonly shown = new Map<string, { printed: number; live: string; stored: string; started: boolean }>();
   private atLineStart = true;
   private settled = 0;
   private readonly settleWaiters = new Set<() => void>();
@@ -304,6 +304,9 @@ export class ChatSession {
       case 'ChunksReceived':
         if (data.text) this.showText(`${data.turnNo}:${data.callNo}:${data.attempt}`, 'stored', String(data.text));
         break;
+      case 'ModelCallStarted':
+        this.showText(`${data.turnNo}:${data.callNo}:${data.attempt}`, 'started');
+        break;
       case 'ModelCallCompleted':
         this.turnUsage.inputTokens += Number(data.inputTokens) || 0;
         this.turnUsage.outputTokens += Number(data.outputTokens) || 0;
@@ -337,19 +340,24 @@ export class ChatSession {
 
   /**
    * Text of one model call attempt, from the live deltas or the stored chunks, whichever is ahead:
-   * both are the same text, so only what is past the screen's end is written.
+   * both are the same text, so only what is past the screen's end is written. Nothing shows before
+   * the stream has shown the call's ModelCallStarted: the tool calls of the call before it are
+   * stored with it (idempotent tools run in the same append), and their lines come first.
    */
-  private showText(call: string, source: 'live' | 'stored', text: string): void {
+  private showText(call: string, source: 'live' | 'stored' | 'started', text = ''): void {
     let seen = this.shown.get(call);
     if (!seen) {
       if (this.shown.size >= 64) this.shown.delete(this.shown.keys().next().value!);
-      seen = { printed: 0, live: '', stored: '' };
+      seen = { printed: 0, live: '', stored: '', started: false };
       this.shown.set(call, seen);
     }
-    seen[source] += text;
+    if (source === 'started') seen.started = true;
+    else seen[source] += text;
+    if (!seen.started) return;
     const full = seen.live.length >= seen.stored.length ? seen.live : seen.stored;
     if (full.length <= seen.printed) return;
-    if (this.atLineStart && seen.printed === 0) this.io.write('parley> ');
+    if (seen.printed === 0) this.endLine();
+    if (seen.printed === 0) this.io.write('parley> ');
     this.write(full.slice(seen.printed));
     seen.printed = full.length;
     this.printedThisTurn = true;

@@ -64,10 +64,13 @@ function terminal(): ChatIO & { readline: ReturnType<typeof createInterface> } {
   const lines: string[] = [];
   let waiting: ((line: string | null) => void) | null = null;
   let closed = false;
+  // Piped input is not echoed: the answer is written after its prompt, so the screen reads as a transcript.
+  const echo = !process.stdin.isTTY;
   readline.on('line', (line) => {
     if (waiting) {
       const wake = waiting;
       waiting = null;
+      if (echo) process.stdout.write(`${line}\n`);
       wake(line);
     } else lines.push(line);
   });
@@ -81,7 +84,12 @@ function terminal(): ChatIO & { readline: ReturnType<typeof createInterface> } {
     write: (text) => void process.stdout.write(text),
     ask: (prompt) => {
       process.stdout.write(prompt);
-      if (lines.length > 0) return Promise.resolve(lines.shift()!);
+      if (lines.length > 0) {
+        // Typed ahead: the answer shows after the prompt it answers.
+        const line = lines.shift()!;
+        process.stdout.write(`${line}\n`);
+        return Promise.resolve(line);
+      }
       if (closed) return Promise.resolve(null);
       return new Promise((resolve) => (waiting = resolve));
     },
