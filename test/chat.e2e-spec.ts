@@ -15,10 +15,10 @@ class ChatUser {
   /** Each piece of stdout as it came. */
   readonly chunks: string[] = [];
 
-  constructor(url: string) {
+  constructor(url: string, flags: string[] = []) {
     this.child = spawn(
       process.execPath,
-      ['-r', './tools/register.js', 'apps/cli/src/main.ts', 'chat', '--url', url, '--key', ADMIN_KEY],
+      ['-r', './tools/register.js', 'apps/cli/src/main.ts', 'chat', '--url', url, '--key', ADMIN_KEY, ...flags],
       { cwd: join(__dirname, '..'), stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'silent' } },
     );
     this.child.stdout!.on('data', (c: Buffer) => {
@@ -178,4 +178,35 @@ describe('parley chat', () => {
     expect(code).toBe(130);
     if (process.env.SHOW_CHAT) process.stdout.write(user.output);
   }, 60_000);
+});
+
+describe('parley chat with a turn longer than the wait', () => {
+  let parley: ParleyUnderTest;
+  let user: ChatUser | undefined;
+  beforeAll(async () => {
+    parley = await startParley('chat_cli_202', { MAX_WAIT_MS: '200' }, undefined, undefined, { latencyMs: 40 });
+  });
+  afterAll(async () => {
+    if (user && user.child.exitCode === null) {
+      user.child.kill('SIGKILL');
+      await once(user.child, 'exit');
+    }
+    await parley.close();
+  });
+
+  it('follows the turn on the stream after the 202 and ends it with its cost', async () => {
+    const text = 'This reply takes well over the wait to stream, one small chunk at a time, to the very end.';
+    parley.simulator.script([{ reply: { text } }]);
+    user = new ChatUser(parley.url, ['--agent', 'HELPDESK', '--action', 'CHAT']);
+    await user.sees('you> ');
+    user.type('Tell me something long');
+    const seen = await user.sees('you> ');
+    expect(seen).toContain(`parley> ${text}\n(the turn outlived the wait: followed on the stream)\n[cost $`);
+    const cost = /\[cost \$(\d+\.\d{6}) · (\d+) in \/ (\d+) out tokens\]/.exec(seen);
+    expect(Number(cost![1])).toBeGreaterThan(0);
+    expect(seen.indexOf('[cost')).toBeGreaterThan(seen.indexOf('the very end.'));
+    user.child.stdin!.end();
+    const [code] = await once(user.child, 'exit');
+    expect(code).toBe(0);
+  }, 30_000);
 });

@@ -161,7 +161,7 @@ export class ChatSession {
           return null;
         });
         if (!answer) return;
-        if (answer.accepted) answer = await this.followOnStream(answer);
+        if (answer.accepted) answer = await this.followOnStream(answer, mark);
         await this.settledAfter(mark);
         next = await this.outcome(answer);
       }
@@ -239,12 +239,16 @@ export class ChatSession {
   }
 
   /** A 202: the turn outlived the wait; its end is read from the stream. */
-  private async followOnStream(accepted: TurnAnswer): Promise<TurnAnswer> {
-    this.line('(the turn goes on past the wait; following it on the stream)');
-    const settled = await new Promise<StreamFrame>((resolve) => {
-      this.onSettle = resolve;
-    });
+  private async followOnStream(accepted: TurnAnswer, mark: number): Promise<TurnAnswer> {
+    const settled =
+      this.settled > mark && this.lastSettle
+        ? this.lastSettle
+        : await new Promise<StreamFrame>((resolve) => {
+            this.onSettle = resolve;
+          });
     this.onSettle = null;
+    // Said once the text is out, not in the middle of it.
+    this.line('(the turn outlived the wait: followed on the stream)');
     const data = (settled.data as { data?: Record<string, unknown> }).data ?? {};
     const base = { ...accepted, reply: null, usage: this.turnUsage };
     switch (settled.event) {
@@ -274,6 +278,7 @@ export class ChatSession {
   }
 
   private onSettle: ((frame: StreamFrame) => void) | null = null;
+  private lastSettle: StreamFrame | null = null;
   private turnUsage = { inputTokens: 0, outputTokens: 0, estimatedCost: 0 };
 
   /** Until the stream has shown a settling event past `mark` (bounded: the answer is printed anyway). */
@@ -333,6 +338,7 @@ export class ChatSession {
     }
     if (SETTLING.has(frame.event)) {
       this.settled += 1;
+      this.lastSettle = frame;
       for (const wake of [...this.settleWaiters]) wake();
       this.onSettle?.(frame);
     }

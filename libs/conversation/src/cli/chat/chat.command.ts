@@ -31,7 +31,11 @@ export function registerChatCommand(program: Command): void {
       const { url, key } = await connection(flags);
       const io = terminal();
       const session = new ChatSession(new ParleyClient(url, key), io, flags);
-      const onSigint = () => session.interrupt();
+      const onSigint = () => {
+        session.interrupt();
+        // Leaving: a command still waiting for its turn must not hold the terminal.
+        if (session.isEnded) setTimeout(() => process.exit(130), 500).unref();
+      };
       io.readline.on('SIGINT', onSigint);
       process.on('SIGINT', onSigint);
       try {
