@@ -48,7 +48,7 @@ describe('npm start with nothing configured (embedded default)', () => {
   const env = () => ({ NODE_ENV: 'development', PORT: String(port), HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir });
   const keysWith = async (key: string) => {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/keys`, { headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, body: (await res.json()) as { items?: unknown[] } & unknown[] };
+    return { status: res.status, body: (await res.json()) as { keys?: { id: string; subject: string }[] } };
   };
 
   it('serves on an embedded PostgreSQL, creates a development admin key that works, and stops on SIGTERM', async () => {
@@ -70,13 +70,15 @@ describe('npm start with nothing configured (embedded default)', () => {
     const key = (await readFile(file, 'utf8')).trim();
     expect(key.length).toBeGreaterThan(20);
     expect(server.output()).toContain(`created a development admin key in ${file} (mode 0600)`);
-    expect(server.output()).toContain(`Try: curl --oauth2-bearer $(cat ${file}) http://127.0.0.1:${port}/api/v1/actions`);
+    expect(server.output()).toContain(
+      `Try: curl --oauth2-bearer $(cat ${file}) http://127.0.0.1:${port}/api/v1/actions`,
+    );
     // The key is never logged, only where it is.
     expect(server.output()).not.toContain(key);
 
     const listed = await keysWith(key);
     expect(listed.status).toBe(200);
-    expect(JSON.stringify(listed.body)).toContain('"subject":"dev-admin"');
+    expect(listed.body.keys!.map((k) => k.subject)).toEqual(['dev-admin']);
     expect((await keysWith('not-a-key-at-all')).status).toBe(401);
 
     expect(await stop(child)).toBe(0);
@@ -92,9 +94,36 @@ describe('npm start with nothing configured (embedded default)', () => {
     expect(await readFile(join(dataDir, 'admin.key'), 'utf8')).toBe(before);
     const listed = await keysWith(before.trim());
     expect(listed.status).toBe(200);
-    expect(JSON.stringify(listed.body).match(/"subject":"dev-admin"/g)).toHaveLength(1);
+    expect(listed.body.keys!.map((k) => k.subject)).toEqual(['dev-admin']);
     expect(await stop(child)).toBe(0);
   }, 60_000);
+
+  it('replaces a development key that was revoked, when the database holds no other', async () => {
+    const file = join(dataDir, 'admin.key');
+    const old = (await readFile(file, 'utf8')).trim();
+    let server = startServer(env());
+    child = server.child;
+    await waitForHttp(`http://127.0.0.1:${port}/health`, child, server.output, 35_000);
+    const mine = (await keysWith(old)).body.keys!.find((k) => k.subject === 'dev-admin')!;
+    const revoked = await fetch(`http://127.0.0.1:${port}/api/v1/keys/${mine.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${old}` },
+    });
+    expect(revoked.status).toBe(200);
+    expect(await stop(child)).toBe(0);
+
+    server = startServer(env());
+    child = server.child;
+    await waitForHttp(`http://127.0.0.1:${port}/health`, child, server.output, 35_000);
+    expect(server.output()).toContain(`The development admin key in ${file} no longer works`);
+    expect(server.output()).toContain(`created a development admin key in ${file}`);
+    const renewed = (await readFile(file, 'utf8')).trim();
+    expect(renewed).not.toBe(old);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await keysWith(old)).status).toBe(401);
+    expect((await keysWith(renewed)).status).toBe(200);
+    expect(await stop(child)).toBe(0);
+  }, 90_000);
 
   it('in production refuses to start without a credential, says why, and writes no key', async () => {
     const prodDir = await mkdtemp(join(tmpdir(), 'parley-production-'));

@@ -44,6 +44,7 @@ export async function ensureFirstRunKey(
       log.info(`Using the development admin key in ${file}; ${tryIt(file, baseUrl)}`);
       return 'reused';
     }
+    if (saved) log.warn(`The development admin key in ${file} no longer works (revoked, or another database).`);
   }
   if (await keys.hasActiveKey()) return 'keys-in-database';
   if (production)
@@ -60,8 +61,7 @@ export async function ensureFirstRunKey(
   return 'created';
 }
 
-const tryIt = (file: string, baseUrl: string) =>
-  `Try: curl --oauth2-bearer $(cat ${file}) ${baseUrl}/api/v1/actions`;
+const tryIt = (file: string, baseUrl: string) => `Try: curl --oauth2-bearer $(cat ${file}) ${baseUrl}/api/v1/actions`;
 
 /** The key in `file`, or null when there is none to read (a missing or empty file). */
 async function readSavedKey(file: string): Promise<string | null> {

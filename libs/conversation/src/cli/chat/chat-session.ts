@@ -53,6 +53,15 @@ export class ChatSession {
   private killing = false;
   private ended = false;
   private endChat: (() => void) | null = null;
+  /** The last turn ended in a kill: the conversation is closed, the next message needs a new one. */
+  private killedConversation = false;
+  /** Whether the stream showed any of this turn's text (else the answer's `reply` is printed). */
+  private printedThisTurn = false;
+  /** A 202's turn: called with the event that settles it. */
+  private onSettle: ((frame: StreamFrame) => void) | null = null;
+  private lastSettle: StreamFrame | null = null;
+  /** The turn's usage as its ModelCallCompleted events add up (for a turn followed on the stream). */
+  private turnUsage = { inputTokens: 0, outputTokens: 0, estimatedCost: 0 };
 
   constructor(
     private readonly client: ParleyClient,
@@ -100,8 +109,6 @@ export class ChatSession {
   get isEnded(): boolean {
     return this.ended;
   }
-
-  private killedConversation = false;
 
   private async pick(kind: 'agent' | 'action', list: () => Promise<CatalogRow[]>): Promise<string> {
     const rows = await list().catch((err: unknown) => {
@@ -174,8 +181,7 @@ export class ChatSession {
   private async outcome(answer: TurnAnswer): Promise<(() => Promise<TurnAnswer>) | null> {
     const id = this.conversationId;
     if (answer.status === 'WA' && answer.pendingQuestion) {
-      const { toolCallId: _id, questions } = answer.pendingQuestion;
-      const answers = await this.askQuestions(questions);
+      const answers = await this.askQuestions(answer.pendingQuestion.questions);
       if (!answers) return null;
       return () => this.client.turn(`${C}/${id}/answers`, { answers });
     }
@@ -204,8 +210,6 @@ export class ChatSession {
     this.printedThisTurn = false;
     return null;
   }
-
-  private printedThisTurn = false;
 
   private async askQuestions(questions: readonly Question[]): Promise<Record<string, string> | null> {
     const answers: Record<string, string> = {};
@@ -276,10 +280,6 @@ export class ChatSession {
         return { ...base, status: 'PA' };
     }
   }
-
-  private onSettle: ((frame: StreamFrame) => void) | null = null;
-  private lastSettle: StreamFrame | null = null;
-  private turnUsage = { inputTokens: 0, outputTokens: 0, estimatedCost: 0 };
 
   /** Until the stream has shown a settling event past `mark` (bounded: the answer is printed anyway). */
   private async settledAfter(mark: number): Promise<void> {
