@@ -41,7 +41,7 @@ export async function ensureFirstRunKey(
   if (!production) {
     const saved = await readSavedKey(file);
     if (saved && (await keys.authenticate(saved))) {
-      log.info(`Using the development admin key in ${file}; ${tryIt(file, baseUrl)}`);
+      log.info(`Using the development admin key in ${file}. ${tryIt(file, baseUrl)}`);
       return 'reused';
     }
     if (saved) log.warn(`The development admin key in ${file} no longer works (revoked, or another database).`);
@@ -51,8 +51,9 @@ export async function ensureFirstRunKey(
     throw new ConfigError([
       'PARLEY_ADMIN_API_KEY: no credential is configured and the database holds no API key, so nobody could use this server; set PARLEY_ADMIN_API_KEY (or JWT_SECRET / JWT_JWKS_URL), or create a key first with `parley keys create --subject <you> --roles admin`. A development key is never generated in production.',
     ]);
-  const created = await keys.create({ subject: 'dev-admin', roles: ['admin'], name: 'development admin key' });
+  // The directory first: a key the file could not hold would be a key nobody has.
   await mkdir(resolve(config.database.dataDir), { recursive: true });
+  const created = await keys.create({ subject: 'dev-admin', roles: ['admin'], name: 'development admin key' });
   await writeFile(file, `${created.key}\n`, { mode: 0o600 });
   await chmod(file, 0o600); // writeFile's mode applies only to a new file
   log.warn(
