@@ -86,6 +86,25 @@ describe('conversation commands over NATS through the real ConversationModule', 
     ]);
   }, 40_000);
 
+  it('answers a turn that fails as data at both doors: HTTP 200 and a NATS result, status FA with the error', async () => {
+    parley.simulator.script([{ reply: { fail: { status: 500, message: 'the model is down' } } }]);
+    const failure = { status: 'FA', reply: null, error: { code: 'LLM_RUNTIME_ERROR', message: expect.any(String) } };
+
+    const overHttp = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' }))
+      .body.conversationId as string;
+    const http = await parley.call('POST', `/api/v1/conversations/${overHttp}/messages`, { content: 'hello?' });
+    expect(http.status).toBe(200);
+    expect(http.body).toMatchObject({ conversationId: overHttp, ...failure });
+    expect(http.body.usage).toEqual({ inputTokens: 0, outputTokens: 0, estimatedCost: 0 });
+
+    const started = await request('cmd.startConversation', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
+    const overNats = started.result.conversationId as string;
+    const sent = await request('cmd.sendMessage', { conversationId: overNats, content: 'hello?' });
+    expect(sent.error).toBeUndefined();
+    expect(sent.result).toMatchObject({ conversationId: overNats, ...failure });
+    expect(Object.keys(sent.result).sort()).toEqual(Object.keys(http.body).sort());
+  });
+
   it('adds, changes and removes a tool repository over NATS, and a bad one changes nothing', async () => {
     const id = (await request('cmd.startConversation', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).result
       .conversationId as string;

@@ -6,5 +6,6 @@ runDeployable({
   name: 'parley-server',
   kind: 'api',
   embeddedDatabase: true,
+  firstRunKey: true,
   module: (config) => AppModule.forRoot(config),
 });

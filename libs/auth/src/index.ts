@@ -8,6 +8,7 @@ export {
 } from './ownership/ownership.policy';
 export { Authenticator } from './authenticator';
 export { ApiKeysService } from './api-keys/api-keys.service';
+export { ensureFirstRunKey, adminKeyFileOf, type FirstRunOutcome } from './api-keys/first-run-key';
 export { registerKeyCommands } from './api-keys/keys.command';
 export { createKeyRequest } from './api-keys/keys.http.controller';
 export { Public, Roles, StartsTurn, CurrentPrincipal, type DeferredRateLimit } from './http/auth.decorators';

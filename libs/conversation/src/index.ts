@@ -1,4 +1,5 @@
 export type * from './api/replies';
+export { turnReplyBody } from './api/replies';
 export {
   defineOperation,
   handlersOf,
@@ -17,3 +18,4 @@ export { ConversationSignals } from './repository/conversation-signals';
 export { TurnScheduler } from './commands/turn-scheduler';
 export { SNAPSHOT_SOURCE, type SnapshotSource } from './commands/snapshot-source';
 export { TURN_QUEUE, TIMER_QUEUE, type TurnJob, type TimerJob } from './turn-jobs';
+export { registerChatCommand } from './cli/chat/chat.command';

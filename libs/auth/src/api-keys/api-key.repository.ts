@@ -64,6 +64,11 @@ export class ApiKeyRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  async hasActive(): Promise<boolean> {
+    const { rows } = await this.pool.query(`select 1 from auth_api_keys where revoked_at is null limit 1`);
+    return rows.length > 0;
+  }
+
   async list(): Promise<ApiKeyRecord[]> {
     const { rows } = await this.pool.query<Row>(`select * from auth_api_keys order by created_at, id`);
     return rows.map(toRecord);

@@ -77,6 +77,11 @@ export class ApiKeysService {
     return revoked;
   }
 
+  /** Whether any key is not revoked: a database that holds one has a way in. */
+  hasActiveKey(): Promise<boolean> {
+    return this.keys.hasActive();
+  }
+
   list(): Promise<ApiKeyRecord[]> {
     return this.keys.list();
   }

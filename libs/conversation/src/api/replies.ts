@@ -19,3 +19,18 @@ export interface TurnReply extends CommandReply {
   usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
   error?: { code: string; message: string };
 }
+
+/**
+ * What every front door answers for a turn-running command: the whole outcome once the turn
+ * ended or paused (a failed turn too: status `FA` with its `error`, not an error of the command),
+ * only where to follow it while it goes on (HTTP's 202). `done` never leaves Parley.
+ */
+export function turnReplyBody(reply: TurnReply): { accepted: boolean; body: Omit<TurnReply, 'done'> | CommandReply } {
+  if (!reply.done)
+    return {
+      accepted: true,
+      body: { conversationId: reply.conversationId, status: reply.status, position: reply.position },
+    };
+  const { done: _done, ...body } = reply;
+  return { accepted: false, body };
+}

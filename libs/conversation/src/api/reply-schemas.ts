@@ -33,5 +33,10 @@ export const turnReply = commandReply.extend({
   pendingApprovals: z.array(z.object({ toolCallId: z.string(), name: z.string(), arguments: z.string() })).optional(),
   finishReason: z.string().nullable().optional(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .optional()
+    .describe(
+      'Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT). The command itself succeeded: HTTP 200, a NATS result.',
+    ),
 });

@@ -1,5 +1,6 @@
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ApiKeysService, ensureFirstRunKey } from '@parley/auth';
 import { ConfigError, loadConfig, type Config } from '@parley/config';
 import {
   createLogger,
@@ -29,6 +30,12 @@ export interface DeployableOptions {
   kind: 'api' | 'background';
   /** Start an embedded PostgreSQL when DATABASE_URL is unset: the all-in-one server only. */
   embeddedDatabase?: boolean;
+  /**
+   * With no credential configured and no API key in the database: outside production, create a
+   * development admin key in `<dataDir>/admin.key`; in production, refuse to start. The
+   * all-in-one server only (`npm start`).
+   */
+  firstRunKey?: boolean;
 }
 
 /** Boots one deployable: config, secrets, database, tracing, the Nest app, and a graceful stop on SIGTERM/SIGINT. */
@@ -95,6 +102,14 @@ async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
 async function start(options: DeployableOptions, config: Config, logger: Logger): Promise<() => Promise<void>> {
   if (options.kind === 'api') {
     const app = await createHttpApp(options.module(config), config, logger);
+    if (options.firstRunKey) {
+      const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? 'localhost' : config.http.host;
+      const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}`;
+      await ensureFirstRunKey(config, app.get(ApiKeysService), logger, base).catch(async (err: unknown) => {
+        await app.close();
+        throw err;
+      });
+    }
     await app.listen(config.http.port, config.http.host);
     return () => app.close();
   }

@@ -1,11 +1,12 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
-import type { TurnReply } from '@parley/conversation';
+import { turnReplyBody, type TurnReply } from '@parley/conversation';
 import type { FastifyReply } from 'fastify';
 import { map, type Observable } from 'rxjs';
 
 /**
  * For commands that may wait for their turn: 200 with the outcome when the turn ended or
- * paused, 202 with where to follow it while it goes on (`wait`, docs/api.md).
+ * paused (a failed turn included: `FA` with its `error`), 202 with where to follow it while it
+ * goes on (`wait`, docs/api.md). NATS answers the same bodies (turnReplyBody).
  */
 @Injectable()
 export class TurnReplies implements NestInterceptor<TurnReply> {
@@ -13,10 +14,8 @@ export class TurnReplies implements NestInterceptor<TurnReply> {
     const res = ctx.switchToHttp().getResponse<FastifyReply>();
     return next.handle().pipe(
       map((reply) => {
-        void res.status(reply.done ? 200 : 202);
-        if (!reply.done)
-          return { conversationId: reply.conversationId, status: reply.status, position: reply.position };
-        const { done: _done, ...body } = reply;
+        const { accepted, body } = turnReplyBody(reply);
+        void res.status(accepted ? 202 : 200);
         return body;
       }),
     );

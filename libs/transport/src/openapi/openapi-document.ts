@@ -74,7 +74,11 @@ function parameters(route: RouteDoc): unknown[] {
 function success(reply: RouteDoc['reply'], turn: boolean): unknown {
   if (typeof reply !== 'string') {
     const name = NAMED_REPLIES.get(reply);
-    const description = turn ? 'The turn ended or paused' : name ? 'Done' : 'OK';
+    const description = turn
+      ? 'The turn ended or paused. A turn that failed answers here too: status FA with its error {code, message}'
+      : name
+        ? 'Done'
+        : 'OK';
     return { description, content: json(name ? ref(name) : jsonSchemaOf(reply)) };
   }
   const ok: Record<string, unknown> = {
