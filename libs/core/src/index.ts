@@ -14,8 +14,9 @@ export type {
   TurnLimits,
   ConversationSnapshot,
   AdvisorBinding,
+  RetrievalCollection,
 } from './snapshot';
-export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
+export { DEFAULT_COMPLETION_RESERVE, DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS } from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
 export { unstorableText, storableText, withStorableText, unstorableTextProblems } from './text';

@@ -242,6 +242,7 @@ const SYSTEM_COMMANDS: ReadonlySet<SystemCommand['type']> = new Set<SystemComman
   'AbandonTurn',
   'CheckPrompt',
   'RecordMemorySummary',
+  'RecordContextRetrieved',
   'StartToolCall',
   'RecordToolOutcome',
   'ExpireQuestion',

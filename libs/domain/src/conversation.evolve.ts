@@ -9,6 +9,7 @@ import {
   type TurnProgress,
 } from './conversation.state';
 import { type Lifecycle, statusAfter } from './conversation.status';
+import { sourcesOf } from './retrieval';
 import { transcriptEntryOf } from './transcript';
 
 /**
@@ -190,6 +191,8 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       const summary = { text: d.summary, fromSequence: d.fromSequence, throughSequence: d.throughSequence };
       return { ...c, usage, memory: { ...(c.memory ?? NO_MEMORY_CUT), summary } };
     }
+    case 'ContextRetrieved':
+      return onTurn(c, (t) => ({ ...t, context: { text: event.data.context, sources: sourcesOf(event.data) } }));
     default: {
       // Compile time: every known type is handled. Run time: a newer type is left alone.
       void (event satisfies never);

@@ -3,6 +3,7 @@ import type { ConversationEvent } from './conversation.events';
 import { fold } from './conversation.evolve';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
 import { memorySummarized } from './memory';
+import { contextRetrieved, ragSourcesOf } from './retrieval';
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
   completion,
@@ -82,6 +83,8 @@ function decideWorker(
     }
     case 'RecordMemorySummary':
       return [memorySummarized(c, command)];
+    case 'RecordContextRetrieved':
+      return [contextRetrieved(c, command)];
     case 'StartToolCall': {
       const call = turnCall(c, command.data.toolCallId);
       const tool = availableTools(c).find((t) => t.name === call.name);
@@ -129,6 +132,8 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
   const { model } = c.snapshot;
   const toolCalls = withConversationIds(c, callNo, reply.toolCalls);
   const { inputTokens, outputTokens, estimated } = reply.usage;
+  // The answer that ends a turn with retrieval names the chunks its prompt held.
+  const ragSources = toolCalls.length === 0 ? ragSourcesOf(c) : [];
   const recorded: ConversationEvent[] = [
     {
       type: 'ModelCallCompleted',
@@ -155,6 +160,7 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
         tokenCount: outputTokens,
         ...(toolCalls.length ? { toolCalls } : {}),
         ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        ...(ragSources.length ? { ragSources } : {}),
       },
     },
     ...refusedPastCap(c, toolCalls, nextSequence(c) + 1),

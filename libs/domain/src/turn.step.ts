@@ -2,8 +2,17 @@ import type { ToolDefinition } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
 import { summaryPlan, type SummaryPlan, type TokenCounter } from './memory';
+import { retrievalPlan, type RetrievalPlan } from './retrieval';
 import { repositoryOf } from './tool-repositories';
-import { completion, completionCap, modelCallBreach, stepBreach, turnDeadline, type RunningTurn } from './turn.rules';
+import {
+  completion,
+  completionCap,
+  modelCallBreach,
+  promptBudget,
+  stepBreach,
+  turnDeadline,
+  type RunningTurn,
+} from './turn.rules';
 import { approvalsRequested, askQuestion, discloseSkill, toolFailed } from './turn.tools';
 
 /** The model call the turn makes next: which call and attempt, and what bounds it. */
@@ -26,6 +35,7 @@ export interface ModelCallPlan {
  * - `record`: append these events (a refusal, a question, a disclosure, approvals asked, the end);
  * - `run_tool`: run this tool call, then record its outcome (RecordToolOutcome);
  * - `summarize`: have the model summarise the older memory, then record it (RecordMemorySummary);
+ * - `retrieve`: search the action's collections for the user message, then record it (RecordContextRetrieved);
  * - `call_model`: make this model call, then record its reply (RecordModelReply).
  */
 export type TurnStep =
@@ -40,6 +50,7 @@ export type TurnStep =
       deadline: number;
     }
   | { kind: 'summarize'; plan: SummaryPlan }
+  | { kind: 'retrieve'; plan: RetrievalPlan }
   | { kind: 'call_model'; plan: ModelCallPlan };
 
 const IDLE: TurnStep = { kind: 'idle' };
@@ -70,6 +81,8 @@ export function nextTurnStep(c: ConversationState, now: number, countTokens?: To
   if (refused) return record(refused);
   const summary = summaryPlan(c, countTokens);
   if (summary) return { kind: 'summarize', plan: summary };
+  const retrieval = retrievalPlan(c);
+  if (retrieval) return { kind: 'retrieve', plan: retrieval };
   return { kind: 'call_model', plan: modelCallPlan(c) };
 }
 
@@ -119,7 +132,7 @@ function modelCallPlan(c: RunningTurn): ModelCallPlan {
     firstAttempt,
     attempts: Math.max(1, c.snapshot.retry.count - firstAttempt + 1),
     ...(maxTokens === undefined ? {} : { maxTokens }),
-    checkPrompt: c.snapshot.limits.maxPromptTokens !== null,
+    checkPrompt: promptBudget(c) !== null,
     deadline: turnDeadline(c),
   };
 }

@@ -67,6 +67,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     AdvisorApplied: 1,
     MemoryCleared: 1,
     MemorySummarized: 1,
+    ContextRetrieved: 1,
   },
   steps: {},
 };
