@@ -8,7 +8,8 @@ import { at, call, fold, limits, replied, started, T0 } from './turn.fixtures';
 
 const FAQ = { code: 'FAQ', topK: 4, threshold: 0.2 };
 
-const retrieved = (overrides: Partial<ContextRetrieved['data']> = {}): ContextRetrieved['data'] => ({
+type Retrieved = Omit<ContextRetrieved['data'], 'turnNo'>;
+const retrieved = (overrides: Partial<Retrieved> = {}): Retrieved => ({
   query: 'hi',
   searches: [{ collection: 'FAQ', model: 'EMB', tokens: 1, cost: 0, latencyMs: 2, searchMs: 1, hits: 1 }],
   chunks: [

@@ -2,7 +2,8 @@ import { rememberedTranscript, type ExistingConversation, type TranscriptEntry }
 import type { LlmContentPart, LlmMessage } from '@parley/llm';
 
 /**
- * The messages a model call sends: the frozen system prompt, then the transcript as the
+ * The messages a model call sends: the frozen system prompt, then (retrieval) the turn's context
+ * block right before its user message, then the transcript as the
  * memory strategy keeps it (FULL: all of it; WINDOW: the last `windowSize` entries; NONE: the
  * current turn; SUMMARY: the latest summary, as a labelled system message, and the entries after
  * it). Nothing up to a memory clear is sent, and nothing a summary stands for. A window never splits an assistant's tool calls from their results, and a tool
@@ -20,7 +21,10 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
     c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => [t.id, t.providerId ?? t.id] as const)),
   );
   const providerId = (id: string) => providerIds.get(id) ?? id;
-  for (const m of entries) {
+  const context = contextBlock(c, entries);
+  if (context.at < 0 && context.message) messages.push(context.message);
+  for (const [i, m] of entries.entries()) {
+    if (i === context.at && context.message) messages.push(context.message);
     if (m.role === 'US') messages.push({ role: 'user', content: userContent(m, c.snapshot.model.capabilities) });
     if (m.role === 'TO')
       messages.push({ role: 'tool', toolCallId: providerId(m.toolCallId ?? ''), content: m.content ?? '' });
@@ -39,6 +43,19 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
     }
   }
   return messages;
+}
+
+/**
+ * The current turn's context block (ContextRetrieved), as recorded, never searched again: a system
+ * message right before the turn's user message (`at`: that entry's index; -1: the message is not
+ * among the entries sent, so the block follows the system messages). Earlier turns' blocks are not
+ * sent: their answers and sources stay in the transcript, their chunks do not take up the prompt.
+ */
+function contextBlock(c: ExistingConversation, entries: TranscriptEntry[]): { at: number; message: LlmMessage | null } {
+  const text = c.turn?.context?.text;
+  if (!text) return { at: -1, message: null };
+  const at = entries.findIndex((m) => m.role === 'US' && m.turnNo === c.turn!.no);
+  return { at, message: { role: 'system', content: text } };
 }
 
 /** How the summary of the earlier conversation is introduced to the model. */

@@ -5,12 +5,14 @@ import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
 import { nextTurnStep, turnDeadline, type ConversationEvent } from '@parley/domain';
 import { EventTooLarge, InvalidEvent } from '@parley/event-store';
+import { Collections } from '@parley/knowledge';
 import { AdvisorRegistry, LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { countTokens } from '@parley/prompt';
 import { ToolExecutor } from '@parley/tools';
 import { modelStep } from './model-step';
+import { retrievalStep } from './retrieval-step';
 import { summaryStep } from './summary-step';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { runTool } from './tool-run';
@@ -48,6 +50,7 @@ export class TurnRunner {
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
     @Optional() @Inject(AdvisorRegistry) advisors?: AdvisorRegistry,
+    @Optional() @Inject(Collections) collections?: Collections,
   ) {
     this.deps = {
       config,
@@ -60,6 +63,7 @@ export class TurnRunner {
       live,
       metrics,
       advisors,
+      collections,
     };
   }
 
@@ -169,6 +173,9 @@ export class TurnRunner {
           break;
         case 'summarize':
           await summaryStep(ctx, this.deps, step.plan, signal);
+          break;
+        case 'retrieve':
+          await retrievalStep(ctx, this.deps, step.plan, signal);
           break;
         case 'call_model':
           await modelStep(ctx, this.deps, step.plan, signal);
