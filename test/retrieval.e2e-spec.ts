@@ -1,6 +1,9 @@
 import { fold, type ConversationEnvelope, type ExistingConversation } from '@parley/domain';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { Collections } from '@parley/knowledge';
+import { PG_POOL } from '@parley/platform';
+import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
+import type { Pool } from 'pg';
 import { CONTEXT_HEADER, countPromptTokens } from '@parley/prompt';
 import { putDocuments, type RecordedRequest } from '@parley/testing';
 import { buildMessages } from '@parley/turn';
@@ -179,6 +182,14 @@ describe('retrieval in turns: the action’s collections give the prompt a conte
       ['US', []],
       ['AS', sources],
     ]);
+    // A rebuild of the read models from the stream gives the same rows, sources included.
+    const pool = parley.app.get<Pool>(PG_POOL);
+    const rows = async () =>
+      (await pool.query('select * from rm_messages where conversation_id = $1 order by sequence', [id])).rows;
+    const before = await rows();
+    expect(before[1].rag_sources).toEqual(sources);
+    await rebuildProjections(pool, parley.app.get(EVENT_STORE), PROJECTIONS);
+    expect(await rows()).toEqual(before);
 
     // Replay: folding the stream up to the model call gives the same prompt, and nothing is searched.
     const stream = await events(id);
