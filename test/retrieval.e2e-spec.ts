@@ -147,7 +147,12 @@ describe('retrieval in turns: the action’s collections give the prompt a conte
     const [data] = await retrieved(id);
     expect(data).toMatchObject({ turnNo: 1, query: question, context: block, dropped: [] });
     expect(data.searches).toEqual([
-      expect.objectContaining({ collection: 'FAQ', model: 'EMB', tokens: expect.any(Number), hits: data.chunks.length }),
+      expect.objectContaining({
+        collection: 'FAQ',
+        model: 'EMB',
+        tokens: expect.any(Number),
+        hits: data.chunks.length,
+      }),
     ]);
     expect(data.searches[0].latencyMs).toBeGreaterThan(0);
     const warranty = data.chunks.find((c: any) => c.chunkId === 'kettle-manual#1');
