@@ -8,7 +8,8 @@
  * The corpora past the ingestion run are embedded in process with the simulator's own function
  * (the same vectors, without the HTTP).
  * - retrieval in turns: the all-in-one server in this process (fresh database, the simulator at
- *   zero latency in a process of its own), BENCH_TURNS_RAG turns (default 200) of an action with a
+ *   zero latency in a process of its own), BENCH_TURNS_RAG turns (default 200, after
+ *   BENCH_RAG_WARMUP, default 20) of an action with a
  *   collection of BENCH_RAG_DOCUMENTS documents (default 250, four chunks each) interleaved with
  *   as many of the same action without it, each turn on a new conversation, timed over HTTP here;
  *   the time retrieval adds is a turn's time with the collection less the embedding call's own
@@ -190,7 +191,7 @@ async function stores(): Promise<void> {
 
 const RAG_TURNS = Number(process.env.BENCH_TURNS_RAG ?? 200);
 const RAG_DOCUMENTS = Number(process.env.BENCH_RAG_DOCUMENTS ?? 250);
-const WARM_UP = 20;
+const WARM_UP = Number(process.env.BENCH_RAG_WARMUP ?? 20);
 
 /** Turns of one action with a collection and the same action without, in one server in this process. */
 async function turns(): Promise<void> {

@@ -198,6 +198,8 @@ describe('retrieval in turns: the action’s collections give the prompt a conte
 
     // Replay: folding the stream up to the model call gives the same prompt, and nothing is searched.
     const stream = await events(id);
+    const types = stream.map((e) => e.type);
+    expect(types.indexOf('ContextRetrieved')).toBeLessThan(types.indexOf('ModelCallStarted'));
     const embeddingsBefore = embeddingRequests(parley).length;
     const at = stream.findIndex((e) => e.type === 'ModelCallStarted');
     const replayed = fold(stream.slice(0, at) as unknown as ConversationEnvelope[]) as ExistingConversation;

@@ -272,7 +272,8 @@ export interface CollectionSearched {
  * budget left out (`dropped`), and the labelled context block exactly as the prompt carries it
  * (`context`, null when nothing was kept). Every later model call of the turn builds its prompt
  * from this event, so a replay or an audit sees what the model saw without searching again.
- * `budget`: the prompt budget (null: none), the prompt's tokens without the block, the block's.
+ * `budget`: the prompt budget (null: none), the prompt's tokens without the block (counted only
+ * when there is a budget), the block's.
  */
 export type ContextRetrieved = Event<
   'ContextRetrieved',
@@ -285,7 +286,7 @@ export type ContextRetrieved = Event<
     blocks: number;
     dropped: { collection: string; chunkId: string; documentId: string; score: number | null; reason: 'budget' }[];
     context: string | null;
-    budget: { promptTokens: number | null; withoutContext: number; context: number };
+    budget: { promptTokens: number | null; withoutContext: number | null; context: number };
   }
 >;
 

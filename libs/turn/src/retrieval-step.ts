@@ -21,7 +21,7 @@ type Searched = { code: string; search: CollectionSearch } | { code: string; err
  * message is searched for in every collection the action links, in parallel, each with its own
  * top-K and similarity threshold; the chunks found are fitted to what the prompt budget leaves
  * beside the prompt without them (fitContext: adjacent chunks merged, lowest scores dropped
- * first), and recorded as ContextRetrieved. A collection whose embedding call or search failed
+ * first), and recorded as ContextRetrieved with the turn's next append. A collection whose embedding call or search failed
  * (after the embedding client's retries) gives no chunks and its error is recorded: the turn
  * goes on with what the others found, and without a context block if none found anything.
  */
@@ -32,7 +32,10 @@ export async function retrievalStep(ctx: TurnContext, deps: TurnDeps, plan: Retr
   );
   if (signal.aborted) throw signal.reason;
   const data = fitRetrieved(ctx.state, plan, searched);
-  await ctx.append(ctx.decide({ type: 'RecordContextRetrieved', data }));
+  // Stored with the turn's next append (the model call's start or its outcome), folded into the
+  // state at once: a crash before it only means the search is made again, as an unfinished model
+  // call is, and a plain turn keeps its two appends.
+  ctx.stage(ctx.decide({ type: 'RecordContextRetrieved', data }));
 }
 
 async function searchOne(
@@ -58,7 +61,8 @@ async function searchOne(
 /**
  * The event data: the hits of every collection as chunks of the generic shape, fitted to the
  * budget left by the prompt as it would be sent without them (system prompt, memory, the turn's
- * messages, the tool definitions, and the framing of the one more message the block is).
+ * messages, the tool definitions, and the framing of the one more message the block is). Without
+ * a budget nothing needs counting but the block.
  */
 export function fitRetrieved(
   c: ExistingConversation,
@@ -67,9 +71,7 @@ export function fitRetrieved(
 ): Omit<ContextRetrieved['data'], 'turnNo'> {
   const modelName = c.snapshot.model.name;
   const count = (text: string) => countTokens(text, modelName);
-  const tools = availableTools(c).map(({ name, description, parameters }) => ({ name, description, parameters }));
-  const withoutContext = countPromptTokens(buildMessages(c), tools, modelName);
-  const withEmptyBlock = countPromptTokens([...buildMessages(c), { role: 'system', content: '' }], tools, modelName);
+  const withoutContext = plan.promptTokens === null ? null : promptTokensOf(c);
   const hits = new Map<string, { collection: string; hit: SearchHit }>();
   const offered: ContextChunk[] = [];
   for (const s of searched) {
@@ -82,7 +84,10 @@ export function fitRetrieved(
     }
   }
   const fitted = fitContext(offered, {
-    maxTokens: plan.promptTokens === null ? null : plan.promptTokens - withEmptyBlock,
+    maxTokens:
+      plan.promptTokens === null || withoutContext === null
+        ? null
+        : plan.promptTokens - withoutContext - messageFraming(modelName),
     countTokens: count,
   });
   const chunks = fitted.blocks.flatMap((b) =>
@@ -116,6 +121,16 @@ export function fitRetrieved(
     budget: { promptTokens: plan.promptTokens, withoutContext, context: fitted.tokens },
   };
 }
+
+/** The prompt of the turn's next model call as it stands, tool definitions included. */
+function promptTokensOf(c: ExistingConversation): number {
+  const tools = availableTools(c).map(({ name, description, parameters }) => ({ name, description, parameters }));
+  return countPromptTokens(buildMessages(c), tools, c.snapshot.model.name);
+}
+
+/** What one more (system) message adds to a prompt beside its content: the chat format's framing. */
+const messageFraming = (modelName: string): number =>
+  countPromptTokens([{ role: 'system', content: '' }], [], modelName) - countPromptTokens([], [], modelName);
 
 function contextChunkOf(collection: string, id: string, hit: SearchHit): ContextChunk {
   const { chunk, score } = hit;
