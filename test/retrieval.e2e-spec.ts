@@ -13,7 +13,7 @@ import { testCatalog } from './support/test-catalog';
 /**
  * The test catalog with an embedding model, a vector store and three collections: FAQ (top 4
  * above 0.1), TOP1 (one chunk, the same documents) and STRICT (a threshold nothing reaches);
- * actions on each, one with a 180-token prompt budget, and one on a model whose context window
+ * actions on each (and one on two of them), one with a 180-token prompt budget, and one on a model whose context window
  * (450, less the 256 the reply may take) is the only budget.
  */
 function retrievalCatalog(simUrl: string) {
@@ -55,6 +55,7 @@ function retrievalCatalog(simUrl: string) {
       action('RAGS', { documents: ['STRICT'] }),
       action('RAGT', { documents: ['FAQ'], llmConfiguration: 'TGHT' }),
       action('RAGW', { documents: ['FAQ'], llmModel: 'SIM-SMALL' }),
+      action('RAG2', { documents: ['TOP1', 'STRICT'] }),
     ],
   };
 }
@@ -223,6 +224,16 @@ describe('retrieval in turns: the action’s collections give the prompt a conte
     await send(one, 'How many years does the Zephyr kettle warranty last?');
     const [top1] = await retrieved(one);
     expect(top1.chunks.map((c: any) => c.chunkId)).toEqual(['kettle-manual#1']);
+
+    // Every linked collection is searched, each with its own top-K and threshold.
+    const both = await start('RAG2');
+    await send(both, 'How many years does the Zephyr kettle warranty last?');
+    const [two] = await retrieved(both);
+    expect(two.searches.map((s: any) => [s.collection, s.hits])).toEqual([
+      ['TOP1', 1],
+      ['STRICT', 0],
+    ]);
+    expect(two.chunks.map((c: any) => [c.collection, c.chunkId])).toEqual([['TOP1', 'kettle-manual#1']]);
 
     const strict = await start('RAGS');
     const reply = await send(strict, 'How many years does the Zephyr kettle warranty last?');
