@@ -120,6 +120,30 @@ describe('the context block and its budget', () => {
     expect(trimmed.dropped.map((d) => d.id)).toEqual(['sec_sso']);
   });
 
+  it('adds up the chunks’ own token counts when all have one: an upper bound of the count, without tokenizing the block', () => {
+    const texts = [
+      'The Zephyr kettle warranty lasts seven years.',
+      'Claims need the receipt.\nAnd the serial number.',
+      'Descale monthly; use white vinegar!',
+      'Orders ship from Lisbon.',
+    ];
+    const chunks = texts.map((text, i) => ({
+      ...chunk(i < 2 ? 'manual' : `doc${i}`, i, 0.9 - i / 10, text, i < 2 ? 'Manual' : undefined),
+      tokens: count(text),
+    }));
+    const counted: string[] = [];
+    const spy = (text: string) => (counted.push(text), count(text));
+    const all = fitContext(chunks, { maxTokens: null, countTokens: spy });
+    expect(counted).not.toContain(all.text);
+    expect(all.tokens).toBeGreaterThanOrEqual(count(all.text!));
+    expect(all.tokens).toBeLessThanOrEqual(count(all.text!) + 20);
+    for (let maxTokens = all.tokens; maxTokens > 0; maxTokens -= 7) {
+      const fitted = fitContext(chunks, { maxTokens, countTokens: count });
+      expect(fitted.text === null ? 0 : count(fitted.text)).toBeLessThanOrEqual(maxTokens);
+      expect(fitted.kept.length + fitted.dropped.length).toBe(4);
+    }
+  });
+
   it('keeps a repeated chunk id once', () => {
     const c = chunk('a', 0, 0.9, 'same');
     expect(fitContext([c, c], { maxTokens: null, countTokens: count }).kept).toHaveLength(1);

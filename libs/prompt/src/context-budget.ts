@@ -24,6 +24,11 @@ export interface ContextChunk {
   source?: string;
   pageStart?: number;
   pageEnd?: number;
+  /**
+   * The text's token count with the prompt's tokenizer, when known (counted at ingestion): the
+   * fitting then adds up counts instead of tokenizing the block again.
+   */
+  tokens?: number;
 }
 
 /** Adjacent chunks of one document, as one labelled section of the context block. */
@@ -57,7 +62,11 @@ export interface FittedContext {
   dropped: DroppedChunk[];
   /** The labelled block as the prompt carries it (header and sections); null when nothing is kept. */
   text: string | null;
-  /** Tokens of `text` (0 when null). */
+  /**
+   * Tokens of `text` (0 when null): counted, or, when every chunk kept came with its `tokens`,
+   * their sum with the header, labels and separators counted and a margin at every seam — never
+   * fewer than the text's count.
+   */
   tokens: number;
 }
 
@@ -94,7 +103,7 @@ export function fitContext(chunks: readonly ContextChunk[], options: FitOptions)
   for (;;) {
     const blocks = mergeAdjacent(kept.map((k) => k.chunk));
     const text = blocks.length > 0 ? renderContext(blocks, header) : null;
-    const tokens = text === null ? 0 : options.countTokens(text);
+    const tokens = text === null ? 0 : tokensOf(blocks, kept, header, text, options.countTokens);
     if (options.maxTokens === null || tokens <= options.maxTokens || kept.length === 0) {
       return { blocks, kept: kept.map((k) => k.chunk), dropped, text, tokens };
     }
@@ -102,6 +111,28 @@ export function fitContext(chunks: readonly ContextChunk[], options: FitOptions)
     dropped.push({ id: lowest.id, documentId: lowest.documentId, score: lowest.score ?? null, reason: 'budget' });
     kept = kept.slice(0, -1);
   }
+}
+
+/**
+ * A seam (where two pieces of the block meet: a separator between them) costs at most this many
+ * tokens beyond the pieces' own: the separator's, and one for a token the tokenizer might split
+ * differently across it.
+ */
+const SEAM_TOKENS = 2;
+
+function tokensOf(
+  blocks: ContextBlock[],
+  kept: { chunk: ContextChunk }[],
+  header: string,
+  text: string,
+  count: (text: string) => number,
+): number {
+  if (kept.some((k) => k.chunk.tokens === undefined)) return count(text);
+  const chunks = kept.reduce((n, k) => n + k.chunk.tokens!, 0);
+  const labels = blocks.reduce((n, b) => n + count(sourceLabel(b)), 0);
+  // Header | label, text | chunk, chunk … | label …: one seam after the header and each label, one between chunks.
+  const seams = 2 * blocks.length + (kept.length - blocks.length);
+  return count(header) + labels + chunks + seams * SEAM_TOKENS;
 }
 
 /** Higher is better; without scores the given order ranks (the sort falls back to it). */

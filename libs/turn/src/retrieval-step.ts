@@ -8,7 +8,7 @@ import {
 } from '@parley/domain';
 import type { CollectionSearch, SearchHit } from '@parley/knowledge';
 import { withSpan } from '@parley/observability';
-import { countPromptTokens, countTokens, fitContext, type ContextChunk } from '@parley/prompt';
+import { countPromptTokens, countTokens, encodingNameFor, fitContext, type ContextChunk } from '@parley/prompt';
 import { buildMessages } from './build-messages';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
@@ -76,11 +76,14 @@ export function fitRetrieved(
   const offered: ContextChunk[] = [];
   for (const s of searched) {
     if (!('search' in s)) continue;
+    // A chunk's stored token count (the embedding model's tokenizer) holds for the prompt when both share one.
+    const sameTokenizer =
+      encodingNameFor(s.search.collection.config.embeddingModel.name) === encodingNameFor(modelName);
     for (const hit of s.search.hits) {
       const id = `${s.code}\u0000${hit.chunk.id}`;
       if (hits.has(id)) continue;
       hits.set(id, { collection: s.code, hit });
-      offered.push(contextChunkOf(s.code, id, hit));
+      offered.push(contextChunkOf(s.code, id, hit, sameTokenizer));
     }
   }
   const fitted = fitContext(offered, {
@@ -132,7 +135,7 @@ function promptTokensOf(c: ExistingConversation): number {
 const messageFraming = (modelName: string): number =>
   countPromptTokens([{ role: 'system', content: '' }], [], modelName) - countPromptTokens([], [], modelName);
 
-function contextChunkOf(collection: string, id: string, hit: SearchHit): ContextChunk {
+function contextChunkOf(collection: string, id: string, hit: SearchHit, withTokens: boolean): ContextChunk {
   const { chunk, score } = hit;
   const { title, chunkIndex, pageStart, pageEnd } = chunk.metadata;
   return {
@@ -145,6 +148,7 @@ function contextChunkOf(collection: string, id: string, hit: SearchHit): Context
     ...(typeof title === 'string' && title ? { title } : {}),
     ...(typeof pageStart === 'number' ? { pageStart } : {}),
     ...(typeof pageEnd === 'number' ? { pageEnd } : {}),
+    ...(withTokens ? { tokens: chunk.tokens } : {}),
   };
 }
 
