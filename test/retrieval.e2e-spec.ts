@@ -266,6 +266,19 @@ describe('retrieval in turns: the action’s collections give the prompt a conte
     }
   });
 
+  it('describes the sources in the OpenAPI document: the turn reply and the messages query', async () => {
+    const doc = (await parley.call('GET', '/docs-json')).body;
+    const source = { type: 'object', required: ['collection', 'documentId', 'chunkId', 'title', 'score'] };
+    expect(doc.components.schemas.TurnReply.properties.ragSources).toMatchObject({
+      type: 'array',
+      items: expect.objectContaining(source),
+    });
+    const messages = doc.paths['/api/v1/conversations/{conversationId}/messages'].get.responses['200'];
+    const item = messages.content['application/json'].schema.items;
+    expect(item.properties.ragSources).toMatchObject({ type: 'array', items: expect.objectContaining(source) });
+    expect(item.required).toContain('ragSources');
+  });
+
   it('goes on without context when the embedding call fails, and records the error', async () => {
     parley.simulator.script([
       { when: { model: 'sim-embed' }, reply: { fail: { status: 400, message: 'bad embedding input' } } },
