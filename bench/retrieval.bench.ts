@@ -8,11 +8,32 @@
  *   BENCH_EF_SEARCH (default 40,100,200,400): a hit counts when it is one of the exact top 4, or
  *   ties the exact 4th score (within 1e-5: the two stores round differently).
  * The corpora past the ingestion run are embedded in process with the simulator's own function
- * (the same vectors, without the HTTP). Run with `npm run bench:retrieval`; results in bench/README.md.
+ * (the same vectors, without the HTTP).
+ * - retrieval in turns: the all-in-one server in this process (fresh database, the simulator at
+ *   zero latency in a process of its own), BENCH_TURNS_RAG turns (default 200, after
+ *   BENCH_RAG_WARMUP, default 20) of an action with a
+ *   collection of BENCH_RAG_DOCUMENTS documents (default 250, four chunks each) interleaved with
+ *   as many of the same action without it, each turn on a new conversation, timed over HTTP here;
+ *   the time retrieval adds is a turn's time with the collection less the embedding call's own
+ *   latency (recorded in its ContextRetrieved) against the turns without: p50 against p50, p95
+ *   against p95.
+ * Run with `npm run bench:retrieval` (BENCH_PARTS=stores or BENCH_PARTS=turns runs one part);
+ * results in bench/README.md.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
+import { AppModule } from '../apps/server/src/app.module';
+import { CatalogService } from '../libs/catalog/src';
+import { loadConfig } from '../libs/config/src';
+import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
+import { Collections } from '../libs/knowledge/src';
+import { createLogger } from '../libs/observability/src';
+import { putDocuments } from '../libs/testing/src';
+import { createHttpApp } from '../libs/transport/src';
+import { testCatalog } from '../test/support/test-catalog';
 import {
   ExactScanVectorStore,
   PgvectorVectorStore,
@@ -23,7 +44,7 @@ import {
 import { BreakerRegistry } from '../libs/llm/src/breaker-registry';
 import { EmbeddingClient } from '../libs/llm/src/embedding-client';
 import { createScratchDatabase, simEmbedding } from '../libs/testing/src';
-import { startSimulatorProcess } from './turn-bench-support';
+import { createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
@@ -123,7 +144,7 @@ function recallOf(approximate: SearchHit[][], exact: SearchHit[][]): number {
   return wanted === 0 ? 1 : Math.min(1, found / wanted);
 }
 
-async function main(): Promise<void> {
+async function stores(): Promise<void> {
   const sim = await startSimulatorProcess();
   const pglite = await PGlite.create({ extensions: { vector } });
   const db = await createScratchDatabase('bench_retrieval', ADMIN_URL);
@@ -182,6 +203,140 @@ async function main(): Promise<void> {
     await db.drop();
     await pglite.close();
   }
+}
+
+const RAG_TURNS = Number(process.env.BENCH_TURNS_RAG ?? 200);
+const RAG_DOCUMENTS = Number(process.env.BENCH_RAG_DOCUMENTS ?? 250);
+const WARM_UP = Number(process.env.BENCH_RAG_WARMUP ?? 20);
+
+/** Turns of one action with a collection and the same action without, in one server in this process. */
+async function turns(): Promise<void> {
+  const db = await createBenchDatabase();
+  const sim = await startSimulatorProcess();
+  const adminKey = `pk_bench_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: adminKey,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
+  });
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  try {
+    await app.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    const catalog = testCatalog(sim.url);
+    const action = (code: string, documents: string[]) => ({
+      code,
+      description: code,
+      llmModel: 'SIM-CHAT',
+      llmConfiguration: 'TEST',
+      llmMemoryStrategy: 'FULL',
+      llmActionPrompt: 'Answer from the documents when they apply.',
+      documents,
+    });
+    await app.get(CatalogService).apply(
+      {
+        ...catalog,
+        models: [
+          ...catalog.models,
+          { code: 'EMB', llmModelName: 'sim-embed', llmProvider: 'SIM', modelType: 'embedding', instanceWide: true },
+        ],
+        vectorStores: [{ code: 'KB', description: 'Knowledge base', llmEmbeddingModel: 'EMB' }],
+        documentCollections: [
+          { code: 'FAQ', llmVectorStore: 'KB', collectionName: 'faq', llmSimilarityThreshold: 0.1, llmResultCount: 4 },
+        ],
+        actions: [...catalog.actions, action('RAG', ['FAQ']), action('NORAG', [])],
+      },
+      { dryRun: false },
+    );
+    const rand = seeded(5);
+    const documents = Array.from({ length: RAG_DOCUMENTS }, (_, d) => ({
+      documentId: `doc-${d}`,
+      title: `Document ${d}`,
+      chunks: Array.from({ length: 4 }, () => Array.from({ length: 6 }, () => sentence(rand)).join(' ')),
+    }));
+    const loadStarted = performance.now();
+    for (let i = 0; i < documents.length; i += 50)
+      await putDocuments(app.get(Collections), 'FAQ', documents.slice(i, i + 50));
+    const loadS = (performance.now() - loadStarted) / 1000;
+
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as Record<string, unknown>;
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const store = app.get<EventStore>(EVENT_STORE);
+    const queries = seeded(11);
+    const turn = async (actionCode: string) => {
+      const { conversationId } = await call('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode });
+      const content = documents[Math.floor(queries() * documents.length)].chunks[0].split(' ').slice(0, 12).join(' ');
+      const started = performance.now();
+      const reply = await call(`/api/v1/conversations/${conversationId as string}/messages`, { content });
+      const ms = performance.now() - started;
+      if (reply.status !== 'CO') throw new Error(`turn ended ${String(reply.status)}`);
+      return { id: conversationId as string, ms };
+    };
+    const withCollection: number[] = [];
+    const beyondSearch: number[] = [];
+    const embeddingMs: number[] = [];
+    const searchMs: number[] = [];
+    const chunks: number[] = [];
+    const without: number[] = [];
+    for (let i = 0; i < WARM_UP + RAG_TURNS; i++) {
+      const rag = await turn('RAG');
+      const plain = await turn('NORAG');
+      if (i < WARM_UP) continue;
+      const events = await store.readStream(`conversation-${rag.id}`);
+      const retrieved = events.find((e) => e.type === 'ContextRetrieved')?.data as
+        { searches: { latencyMs: number; searchMs: number }[]; chunks: unknown[] } | undefined;
+      if (!retrieved) throw new Error('a turn of RAG recorded no ContextRetrieved');
+      const embedding = Math.max(...retrieved.searches.map((s) => s.latencyMs));
+      const search = Math.max(...retrieved.searches.map((s) => s.searchMs));
+      withCollection.push(rag.ms - embedding);
+      beyondSearch.push(rag.ms - embedding - search);
+      embeddingMs.push(embedding);
+      searchMs.push(search);
+      chunks.push(retrieved.chunks.length);
+      without.push(plain.ms);
+    }
+    const a = percentiles(withCollection);
+    const b = percentiles(without);
+    const c = percentiles(beyondSearch);
+    const e = percentiles(embeddingMs);
+    const s = percentiles(searchMs);
+    const f = (n: number) => n.toFixed(2);
+    process.stdout.write(
+      `\nretrieval in turns: ${RAG_TURNS} turns each, ${RAG_DOCUMENTS * 4} chunks (loaded in ${loadS.toFixed(1)} s), ` +
+        `${(chunks.reduce((x, y) => x + y, 0) / chunks.length).toFixed(1)} chunks kept a turn on average\n` +
+        `| turns | p50 ms | p95 ms |\n|---|---:|---:|\n` +
+        `| without the collection | ${f(b.p50)} | ${f(b.p95)} |\n` +
+        `| with it, less the embedding call | ${f(a.p50)} | ${f(a.p95)} |\n` +
+        `| **added by retrieval** | **${f(a.p50 - b.p50)}** | **${f(a.p95 - b.p95)}** |\n` +
+        `| with it, less the embedding call and the vector search | ${f(c.p50)} | ${f(c.p95)} |\n` +
+        `| **added by Parley's retrieval step beyond the store** | **${f(c.p50 - b.p50)}** | **${f(c.p95 - b.p95)}** |\n` +
+        `| the embedding call (recorded) | ${f(e.p50)} | ${f(e.p95)} |\n` +
+        `| the vector search alone (recorded) | ${f(s.p50)} | ${f(s.p95)} |\n`,
+    );
+  } finally {
+    await app.close();
+    sim.close();
+    await db.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  const parts = process.env.BENCH_PARTS ?? 'stores,turns';
+  if (parts.includes('stores')) await stores();
+  if (parts.includes('turns')) await turns();
 }
 
 main().catch((err: unknown) => {

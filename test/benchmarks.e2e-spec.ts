@@ -69,8 +69,11 @@ describe('the benchmarks at smoke size', () => {
     expect(out).toMatch(/started over stdio by Parley's pool: 1 for/);
     expect(out).toMatch(/processes left after close: 0/);
   }, 120_000);
-  it('bench:retrieval measures ingestion, HNSW and exact-scan search and recall and prints its tables', async () => {
+  it('bench:retrieval measures ingestion, HNSW and exact-scan search and recall, and turns with retrieval, and prints its tables', async () => {
     const { code, out } = await runBenchmark('retrieval.bench.ts', {
+      BENCH_TURNS_RAG: '4',
+      BENCH_RAG_WARMUP: '1',
+      BENCH_RAG_DOCUMENTS: '10',
       BENCH_SIZES: '200,400',
       BENCH_INGEST: '100',
       BENCH_QUERIES: '10',
@@ -92,5 +95,7 @@ describe('the benchmarks at smoke size', () => {
         expect.stringMatching(new RegExp(`^\\| ${size} \\| exact scan, PostgreSQL \\| 5 \\|`)),
       );
     }
+    expect(table).toContainEqual(expect.stringMatching(/^\| \*\*added by retrieval\*\* \| \*\*-?[\d.]+\*\* \|/));
+    expect(table).toContainEqual(expect.stringMatching(/^\| the embedding call \(recorded\) \| [\d.]+ \|/));
   }, 180_000);
 });

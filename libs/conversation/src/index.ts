@@ -8,7 +8,7 @@ export {
   type OperationContext,
   type HttpRoute,
 } from './api/operation';
-export { commandReply, turnReply } from './api/reply-schemas';
+export { commandReply, ragSource, turnReply } from './api/reply-schemas';
 export { COMMANDS, COMMAND_HANDLERS } from './commands/command-table';
 export { sendMessageInput } from './commands/send-message/send-message.handler';
 export { startConversationInput } from './commands/start-conversation/start-conversation.handler';

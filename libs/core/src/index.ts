@@ -16,8 +16,14 @@ export type {
   AdvisorBinding,
   LongTermMemorySettings,
   MemoryScope,
+  RetrievalCollection,
 } from './snapshot';
-export { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS, MEMORY_SCOPES } from './snapshot';
+export {
+  DEFAULT_COMPLETION_RESERVE,
+  DEFAULT_SUMMARY_KEEP_RECENT,
+  DEFAULT_SUMMARY_THRESHOLD_TOKENS,
+  MEMORY_SCOPES,
+} from './snapshot';
 export type * from './codes';
 export { assertNever, stripUndefined, roundCost } from './values';
 export { toolErrorText, toolErrorOf } from './tool-result-text';

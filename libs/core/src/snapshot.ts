@@ -106,6 +106,8 @@ export interface ConversationSnapshot {
     capabilities: string[];
     inputTokenPrice: number;
     outputTokenPrice: number;
+    /** Tokens the model takes in and gives out together (llmContextWindow); absent: not known. */
+    contextWindow?: number;
   };
   options: ChatOptions;
   systemPrompt: string;
@@ -114,6 +116,8 @@ export interface ConversationSnapshot {
   /** Names of the catalog MCP clients whose tools the MCP pool lists at run time (the resolver always sets it). */
   mcpClients?: string[];
   memory: MemoryStrategy;
+  /** The document collections the turn searches before its first model call. Absent when the action links none. */
+  collections?: RetrievalCollection[];
   /** The advisors around each model call, highest order first. Absent when the action links none. */
   advisors?: AdvisorBinding[];
   limits: TurnLimits;
@@ -136,3 +140,16 @@ export interface LongTermMemorySettings {
   autoRecall: boolean;
   embedding: { code: string; name: string; providerCode: string; inputTokenPrice: number };
 }
+
+/** A document collection an action links (`documents`), as retrieval in a turn searches it. */
+export interface RetrievalCollection {
+  /** The catalog DocumentCollection code. */
+  code: string;
+  /** Chunks asked of the search: the collection's llmResultCount, else 4. */
+  topK: number;
+  /** Lowest cosine similarity a chunk may have (llmSimilarityThreshold); null: none. */
+  threshold: number | null;
+}
+
+/** Tokens kept for the reply when the prompt budget comes from the context window and no max tokens is set. */
+export const DEFAULT_COMPLETION_RESERVE = 1024;

@@ -243,6 +243,7 @@ const SYSTEM_COMMAND_TYPES: Record<SystemCommand['type'], true> = {
   AbandonTurn: true,
   CheckPrompt: true,
   RecordMemorySummary: true,
+  RecordContextRetrieved: true,
   StartToolCall: true,
   RecordToolOutcome: true,
   RecordMemoryToolOutcome: true,

@@ -67,6 +67,8 @@ export type MessageRecorded = Event<
     tokenCount: number;
     toolCalls?: ToolCallRef[];
     reasoning?: string;
+    /** The document chunks the turn's context block held: on the reply that ends a turn with retrieval. */
+    ragSources?: RagSource[];
   }
 >;
 export type AttachmentRecorded = Event<
@@ -278,6 +280,62 @@ export type MemoriesRecalled = Event<
   { turnNo: number; toolCallId?: string; auto: boolean; query: string; hits: RecalledMemory[]; error?: string }
 >;
 
+/** A document chunk an answer drew on (seed 001 `rag_sources`). */
+export interface RagSource {
+  collection: string;
+  documentId: string;
+  chunkId: string;
+  title: string | null;
+  score: number;
+}
+
+/** A chunk retrieval put into the turn's context block, as the model saw it. */
+export interface RetrievedChunk extends RagSource {
+  chunkIndex: number | null;
+  text: string;
+  tokens: number;
+}
+
+/** One collection's search: the embedding call that made the query vector and the search after it. */
+export interface CollectionSearched {
+  collection: string;
+  /** The catalog code of the embedding model; null when the search failed before it was known. */
+  model: string | null;
+  tokens: number;
+  cost: number;
+  /** The embedding call's own latency. */
+  latencyMs: number;
+  /** The vector store's search alone. */
+  searchMs: number;
+  hits: number;
+  /** Why this collection gave nothing: the embedding call or the search failed after its retries. */
+  error?: string;
+}
+
+/**
+ * Before the turn's first model call, the turn's user message was searched for in the action's
+ * collections: what was found (`chunks`: kept, best first, with their text), what the prompt
+ * budget left out (`dropped`), and the labelled context block exactly as the prompt carries it
+ * (`context`, null when nothing was kept). Every later model call of the turn builds its prompt
+ * from this event, so a replay or an audit sees what the model saw without searching again.
+ * `budget`: the prompt budget (null: none), the prompt's tokens without the block (counted only
+ * when there is a budget), the block's.
+ */
+export type ContextRetrieved = Event<
+  'ContextRetrieved',
+  {
+    turnNo: number;
+    query: string;
+    searches: CollectionSearched[];
+    chunks: RetrievedChunk[];
+    /** Sections of the block: the kept chunks with adjacent ones of a document merged. */
+    blocks: number;
+    dropped: { collection: string; chunkId: string; documentId: string; score: number | null; reason: 'budget' }[];
+    context: string | null;
+    budget: { promptTokens: number | null; withoutContext: number | null; context: number };
+  }
+>;
+
 export type ConversationEvent =
   | ConversationStarted
   | MessageRecorded
@@ -312,7 +370,8 @@ export type ConversationEvent =
   | MemoryCleared
   | MemorySummarized
   | MemoryRemembered
-  | MemoriesRecalled;
+  | MemoriesRecalled
+  | ContextRetrieved;
 
 export type ConversationEventType = ConversationEvent['type'];
 

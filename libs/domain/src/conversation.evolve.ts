@@ -9,6 +9,7 @@ import {
   type TurnProgress,
 } from './conversation.state';
 import { type Lifecycle, statusAfter } from './conversation.status';
+import { sourcesOf } from './retrieval';
 import { transcriptEntryOf } from './transcript';
 
 /**
@@ -195,6 +196,8 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       return c;
     case 'MemoriesRecalled':
       return event.data.auto ? onTurn(c, (t) => ({ ...t, recalled: event.data.hits })) : c;
+    case 'ContextRetrieved':
+      return onTurn(c, (t) => ({ ...t, context: { text: event.data.context, sources: sourcesOf(event.data) } }));
     default: {
       // Compile time: every known type is handled. Run time: a newer type is left alone.
       void (event satisfies never);

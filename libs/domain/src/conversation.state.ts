@@ -1,5 +1,13 @@
 import type { ConversationSnapshot, FinishReason, ToolDefinition, TurnFailureCode } from '@parley/core';
-import type { Attachment, MessageRole, Question, RecalledMemory, ToolCallRef, Usage } from './conversation.events';
+import type {
+  Attachment,
+  MessageRole,
+  Question,
+  RagSource,
+  RecalledMemory,
+  ToolCallRef,
+  Usage,
+} from './conversation.events';
 import type { ResumableStatus, Status } from './conversation.status';
 import type { ToolRepository } from './tool-repositories';
 
@@ -12,6 +20,8 @@ export interface TranscriptEntry {
   toolCalls?: ToolCallRef[];
   toolCallId?: string;
   attachments?: Attachment[];
+  /** The document chunks an assistant's answer drew on (ContextRetrieved). */
+  ragSources?: RagSource[];
 }
 
 /** Where a tool call of the current turn stands. */
@@ -60,6 +70,14 @@ export interface TurnProgress {
   endedByTool: { reply: string | null } | null;
   /** The turn's automatic recall (MemoriesRecalled, auto): the facts its model calls are given. Absent: not made. */
   recalled?: RecalledMemory[];
+  /** What retrieval put into this turn's prompt (ContextRetrieved); absent until it ran, or when the action has no collections. */
+  context?: TurnContextBlock;
+}
+
+/** The turn's context block: its text as sent (null: nothing kept) and the chunks it holds. */
+export interface TurnContextBlock {
+  text: string | null;
+  sources: RagSource[];
 }
 
 /** What the model remembers of the transcript (absent: everything, as before memory could be cleared). */

@@ -132,6 +132,19 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
     },
   },
   MemoriesRecalled: { type: 'MemoriesRecalled', data: { turnNo: 1, auto: true, query: 'q', hits: [] } },
+  ContextRetrieved: {
+    type: 'ContextRetrieved',
+    data: {
+      turnNo: 2,
+      query: 'q',
+      searches: [],
+      chunks: [],
+      blocks: 0,
+      dropped: [],
+      context: null,
+      budget: { promptTokens: null, withoutContext: 10, context: 0 },
+    },
+  },
 };
 
 const at = (status: Status, pausedFrom: Lifecycle['pausedFrom'] = null): Lifecycle => ({ status, pausedFrom });

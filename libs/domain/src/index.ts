@@ -23,7 +23,7 @@ export { decide } from './conversation.decide';
 export { evolve, fold, seenCommand } from './conversation.evolve';
 export { conversationDecider } from './conversation.decider';
 export { nextTurnStep, isRunningTurn, type TurnStep, type ModelCallPlan } from './turn.step';
-export { nextSequence, costOf, replyOf, turnDeadline } from './turn.rules';
+export { nextSequence, costOf, replyOf, turnDeadline, promptBudget } from './turn.rules';
 export { transcriptEntryOf } from './transcript';
 export { CONVERSATION_EVENT_SCHEMAS, knowsType, upcast, type EventSchemas, type StoredEvent } from './upcast';
 export { summaryPlan, estimateTokens, type SummaryPlan, type TokenCounter } from './memory';
@@ -41,3 +41,4 @@ export {
   type RecallRequest,
   type RecallPlan,
 } from './long-term-memory';
+export { retrievalPlan, type RetrievalPlan } from './retrieval';

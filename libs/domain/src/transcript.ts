@@ -15,6 +15,7 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
         content: event.data.content,
         turnNo: event.data.turnNo,
         ...(event.data.toolCalls?.length ? { toolCalls: [...event.data.toolCalls] } : {}),
+        ...(event.data.ragSources?.length ? { ragSources: [...event.data.ragSources] } : {}),
       };
     case 'ToolCallCompleted':
       return toolEntry(event.data, event.data.output);

@@ -1,6 +1,12 @@
 import type { FinishReason, ToolOutcome, TurnFailureCode } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
-import type { AdvisorApplied, MemoriesRecalled, MemoryRemembered, ToolCallRef } from './conversation.events';
+import type {
+  AdvisorApplied,
+  ContextRetrieved,
+  MemoriesRecalled,
+  MemoryRemembered,
+  ToolCallRef,
+} from './conversation.events';
 
 /**
  * The system commands: what the turn worker and the timers tell the decider after the I/O it
@@ -73,6 +79,9 @@ export type RecordMemorySummary = System<
   }
 >;
 
+/** The turn's collections were searched and the context block fitted to the prompt (RetrievalPlan). */
+export type RecordContextRetrieved = System<'RecordContextRetrieved', Omit<ContextRetrieved['data'], 'turnNo'>>;
+
 /** A tool call that may not run twice goes on record before it runs. */
 export type StartToolCall = System<'StartToolCall', { toolCallId: string }>;
 
@@ -111,6 +120,7 @@ export type SystemCommand =
   | AbandonTurn
   | CheckPrompt
   | RecordMemorySummary
+  | RecordContextRetrieved
   | StartToolCall
   | RecordToolOutcome
   | RecordMemoryToolOutcome

@@ -4,6 +4,7 @@ import { fold } from './conversation.evolve';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
 import { autoRecalled, memoryToolOutcome } from './long-term-memory';
 import { memorySummarized } from './memory';
+import { contextRetrieved, ragSourcesOf } from './retrieval';
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
   completion,
@@ -83,6 +84,8 @@ function decideWorker(
     }
     case 'RecordMemorySummary':
       return [memorySummarized(c, command)];
+    case 'RecordContextRetrieved':
+      return [contextRetrieved(c, command)];
     case 'StartToolCall': {
       const call = turnCall(c, command.data.toolCallId);
       const tool = availableTools(c).find((t) => t.name === call.name);
@@ -134,6 +137,8 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
   const { model } = c.snapshot;
   const toolCalls = withConversationIds(c, callNo, reply.toolCalls);
   const { inputTokens, outputTokens, estimated } = reply.usage;
+  // The answer that ends a turn with retrieval names the chunks its prompt held.
+  const ragSources = toolCalls.length === 0 ? ragSourcesOf(c) : [];
   const recorded: ConversationEvent[] = [
     {
       type: 'ModelCallCompleted',
@@ -160,6 +165,7 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
         tokenCount: outputTokens,
         ...(toolCalls.length ? { toolCalls } : {}),
         ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+        ...(ragSources.length ? { ragSources } : {}),
       },
     },
     ...refusedPastCap(c, toolCalls, nextSequence(c) + 1),

@@ -1,4 +1,4 @@
-import type { ConversationSnapshot, TurnFailureCode } from '@parley/core';
+import { DEFAULT_COMPLETION_RESERVE, type ConversationSnapshot, type TurnFailureCode } from '@parley/core';
 import type { ConversationCompleted, ConversationFailed } from './conversation.events';
 import type { ExistingConversation, TurnProgress } from './conversation.state';
 
@@ -59,9 +59,21 @@ export function modelCallBreach(c: RunningTurn): ConversationFailed | null {
   return null;
 }
 
-/** The prompt of the next model call against the turn's prompt budget. */
+/**
+ * The prompt budget of the turn's model calls: the configured MAX_PROMPT_TOKENS (limits), else
+ * the model's context window less what the reply may take (the call's max tokens, else
+ * DEFAULT_COMPLETION_RESERVE), else none.
+ */
+export function promptBudget(c: RunningTurn): number | null {
+  if (c.snapshot.limits.maxPromptTokens !== null) return c.snapshot.limits.maxPromptTokens;
+  const window = c.snapshot.model.contextWindow;
+  if (window === undefined) return null;
+  return Math.max(0, window - (completionCap(c) ?? DEFAULT_COMPLETION_RESERVE));
+}
+
+/** The prompt of the next model call against the turn's prompt budget (promptBudget). */
 export function promptBreach(c: RunningTurn, promptTokens: number): ConversationFailed | null {
-  const budget = c.snapshot.limits.maxPromptTokens;
+  const budget = promptBudget(c);
   if (budget === null || promptTokens <= budget) return null;
   return turnFailed(c, 'LLM_LIMIT_EXCEEDED', `The prompt has ${promptTokens} tokens, over the budget of ${budget}.`);
 }

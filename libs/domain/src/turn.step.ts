@@ -3,8 +3,17 @@ import type { ConversationEvent } from './conversation.events';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
 import { memoryRequestOf, recallPlan, type MemoryRequest, type RecallPlan } from './long-term-memory';
 import { summaryPlan, type SummaryPlan, type TokenCounter } from './memory';
+import { retrievalPlan, type RetrievalPlan } from './retrieval';
 import { repositoryOf } from './tool-repositories';
-import { completion, completionCap, modelCallBreach, stepBreach, turnDeadline, type RunningTurn } from './turn.rules';
+import {
+  completion,
+  completionCap,
+  modelCallBreach,
+  promptBudget,
+  stepBreach,
+  turnDeadline,
+  type RunningTurn,
+} from './turn.rules';
 import { approvalsRequested, askQuestion, discloseSkill, toolFailed } from './turn.tools';
 
 /** The model call the turn makes next: which call and attempt, and what bounds it. */
@@ -29,6 +38,7 @@ export interface ModelCallPlan {
  * - `memory_tool`: run a `remember` or `recall` call on long-term memory (RecordMemoryToolOutcome);
  * - `recall`: search long-term memory before the turn's first model call (RecordAutoRecall);
  * - `summarize`: have the model summarise the older memory, then record it (RecordMemorySummary);
+ * - `retrieve`: search the action's collections for the user message, then record it (RecordContextRetrieved);
  * - `call_model`: make this model call, then record its reply (RecordModelReply).
  */
 export type TurnStep =
@@ -45,6 +55,7 @@ export type TurnStep =
   | { kind: 'memory_tool'; call: TurnToolCall; request: MemoryRequest }
   | { kind: 'recall'; plan: RecallPlan }
   | { kind: 'summarize'; plan: SummaryPlan }
+  | { kind: 'retrieve'; plan: RetrievalPlan }
   | { kind: 'call_model'; plan: ModelCallPlan };
 
 const IDLE: TurnStep = { kind: 'idle' };
@@ -77,6 +88,8 @@ export function nextTurnStep(c: ConversationState, now: number, countTokens?: To
   if (recall) return { kind: 'recall', plan: recall };
   const summary = summaryPlan(c, countTokens);
   if (summary) return { kind: 'summarize', plan: summary };
+  const retrieval = retrievalPlan(c);
+  if (retrieval) return { kind: 'retrieve', plan: retrieval };
   return { kind: 'call_model', plan: modelCallPlan(c) };
 }
 
@@ -131,7 +144,7 @@ function modelCallPlan(c: RunningTurn): ModelCallPlan {
     firstAttempt,
     attempts: Math.max(1, c.snapshot.retry.count - firstAttempt + 1),
     ...(maxTokens === undefined ? {} : { maxTokens }),
-    checkPrompt: c.snapshot.limits.maxPromptTokens !== null,
+    checkPrompt: promptBudget(c) !== null,
     deadline: turnDeadline(c),
   };
 }

@@ -69,6 +69,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     MemorySummarized: 1,
     MemoryRemembered: 1,
     MemoriesRecalled: 1,
+    ContextRetrieved: 1,
   },
   steps: {},
 };

@@ -2,3 +2,15 @@ export { assemblePrompt, type PromptSkill } from './assemble-prompt';
 export type { PromptSchema } from './schema-prompt';
 export { buildChatOptions } from './chat-options';
 export { countTokens, countPromptTokens, countToolCallTokens, encodingNameFor } from './token-count';
+export {
+  CONTEXT_HEADER,
+  fitContext,
+  mergeAdjacent,
+  renderContext,
+  sourceLabel,
+  type ContextBlock,
+  type ContextChunk,
+  type DroppedChunk,
+  type FitOptions,
+  type FittedContext,
+} from './context-budget';

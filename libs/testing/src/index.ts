@@ -12,3 +12,4 @@ export { simEmbedding, SIM_EMBEDDING_DIMENSIONS } from './simulator/embeddings';
 export { startEmbeddedPostgresForTest, type EmbeddedPostgresForTest } from './embedded-postgres-worker';
 export { demoScript } from './simulator/demo-script';
 export { HABITS, type Habit, type UsagePlacement, type RecordedRequest } from './simulator/simulator.types';
+export { putDocuments, type TestDocument } from './documents';

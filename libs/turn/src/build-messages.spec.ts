@@ -142,6 +142,22 @@ class Story {
     } as unknown as ConversationCommand);
   }
 
+  retrieved(context: string | null): this {
+    return this.command({
+      type: 'RecordContextRetrieved',
+      data: {
+        query: 'q',
+        searches: [],
+        chunks: [],
+        blocks: context ? 1 : 0,
+        dropped: [],
+        context,
+        budget: { promptTokens: null, withoutContext: 0, context: 0 },
+      },
+      meta,
+    } as unknown as ConversationCommand);
+  }
+
   private get turnNo(): number {
     return this.conversation.turn?.no ?? 0;
   }
@@ -390,6 +406,38 @@ describe('buildMessages', () => {
     it('adds no block when the recall found nothing', () => {
       const story = new Story().user('Hello').recalled();
       expect(sent(story.conversation)).toEqual(['system', 'user: Hello']);
+    });
+  });
+
+  describe('the context block of retrieval', () => {
+    it("sends the turn's block, as recorded, right before its user message, and never an earlier turn's", () => {
+      const story = new Story({ memory: { kind: 'FULL' } })
+        .user('Question 1')
+        .retrieved('CONTEXT 1')
+        .reply('Answer 1')
+        .user('Question 2')
+        .retrieved('CONTEXT 2');
+      expect(sent(story.conversation)).toEqual([
+        'system',
+        'user: Question 1',
+        'assistant: Answer 1',
+        'system',
+        'user: Question 2',
+      ]);
+      expect(buildMessages(story.conversation)[3]).toEqual({ role: 'system', content: 'CONTEXT 2' });
+      // It stays for the turn's later calls, after tool results too.
+      const later = story.assistant(null, status1).result(status1, 'shipped').conversation;
+      expect(buildMessages(later).filter((m) => m.content === 'CONTEXT 2')).toHaveLength(1);
+    });
+
+    it('sends no block when nothing was kept, and follows the system messages when the window left the user message out', () => {
+      expect(sent(new Story().user('Question').retrieved(null).conversation)).toEqual(['system', 'user: Question']);
+      let story = new Story({ memory: { kind: 'WINDOW', windowSize: 2 } }).user('Question').retrieved('CONTEXT');
+      for (const id of ['a', 'b']) story = story.assistant(null, call(id)).result(call(id), 'ok');
+      const messages = buildMessages(story.conversation);
+      expect(messages.slice(0, 2).map((m) => m.role)).toEqual(['system', 'system']);
+      expect(messages[1].content).toBe('CONTEXT');
+      expect(messages.some((m) => m.role === 'user')).toBe(false);
     });
   });
 

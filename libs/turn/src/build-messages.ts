@@ -2,13 +2,15 @@ import { rememberedTranscript, type ExistingConversation, type TranscriptEntry }
 import type { LlmContentPart, LlmMessage } from '@parley/llm';
 
 /**
- * The messages a model call sends: the frozen system prompt, then the transcript as the
- * memory strategy keeps it (FULL: all of it; WINDOW: the last `windowSize` entries; NONE: the
- * current turn; SUMMARY: the latest summary, as a labelled system message, and the entries after
- * it). Nothing up to a memory clear is sent, and nothing a summary stands for. A window never splits an assistant's tool calls from their results, and a tool
- * call an earlier turn left without a result gets one, as providers require. Questions (QU) are
- * not sent: the answer is the AskUserQuestion call's result. Tool calls go back under the ids the
- * model gave them, not the conversation's own.
+ * The messages a model call sends: the frozen system prompt; the latest summary (SUMMARY memory)
+ * and the facts the turn's automatic recall found (long-term memory), each a labelled system
+ * message; then the transcript as the memory strategy keeps it (FULL: all of it; WINDOW: the last
+ * `windowSize` entries; NONE: the current turn; SUMMARY: the entries after the summary), with the
+ * turn's retrieved context block right before its user message. Nothing up to a memory clear is
+ * sent, and nothing a summary stands for. A window never splits an assistant's tool calls from
+ * their results, and a tool call an earlier turn left without a result gets one, as providers
+ * require. Questions (QU) are not sent: the answer is the AskUserQuestion call's result. Tool calls
+ * go back under the ids the model gave them, not the conversation's own.
  */
 export function buildMessages(c: ExistingConversation): LlmMessage[] {
   const { summary, entries: kept } = rememberedTranscript(c);
@@ -22,7 +24,10 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
     c.transcript.flatMap((m) => (m.toolCalls ?? []).map((t) => [t.id, t.providerId ?? t.id] as const)),
   );
   const providerId = (id: string) => providerIds.get(id) ?? id;
-  for (const m of entries) {
+  const context = contextBlock(c, entries);
+  if (context.at < 0 && context.message) messages.push(context.message);
+  for (const [i, m] of entries.entries()) {
+    if (i === context.at && context.message) messages.push(context.message);
     if (m.role === 'US') messages.push({ role: 'user', content: userContent(m, c.snapshot.model.capabilities) });
     if (m.role === 'TO')
       messages.push({ role: 'tool', toolCallId: providerId(m.toolCallId ?? ''), content: m.content ?? '' });
@@ -51,6 +56,19 @@ function recalledBlock(c: ExistingConversation): LlmMessage | null {
   const hits = c.turn?.recalled ?? [];
   if (hits.length === 0) return null;
   return { role: 'system', content: [RECALLED_LABEL, ...hits.map((h) => `- ${h.text}`)].join('\n') };
+}
+
+/**
+ * The current turn's context block (ContextRetrieved), as recorded, never searched again: a system
+ * message right before the turn's user message (`at`: that entry's index; -1: the message is not
+ * among the entries sent, so the block follows the system messages). Earlier turns' blocks are not
+ * sent: their answers and sources stay in the transcript, their chunks do not take up the prompt.
+ */
+function contextBlock(c: ExistingConversation, entries: TranscriptEntry[]): { at: number; message: LlmMessage | null } {
+  const text = c.turn?.context?.text;
+  if (!text) return { at: -1, message: null };
+  const at = entries.findIndex((m) => m.role === 'US' && m.turnNo === c.turn!.no);
+  return { at, message: { role: 'system', content: text } };
 }
 
 /** How the summary of the earlier conversation is introduced to the model. */

@@ -1,5 +1,6 @@
 import type { Config } from '@parley/config';
 import type { ConversationRepository, ConversationSignals, TurnScheduler } from '@parley/conversation';
+import type { Collections } from '@parley/knowledge';
 import type { AdvisorRegistry, LlmClient, ProviderEndpoints } from '@parley/llm';
 import type { MetricsService } from '@parley/observability';
 import type { LiveDeltas } from '@parley/read-models';
@@ -21,4 +22,6 @@ export interface TurnDeps {
   advisors?: AdvisorRegistry;
   /** Long-term memory's facts, for the remember and recall tools and the automatic recall. */
   memory?: LongTermMemory;
+  /** The document collections a turn searches (retrieval); absent where KnowledgeModule is not loaded. */
+  collections?: Collections;
 }

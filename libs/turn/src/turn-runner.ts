@@ -5,6 +5,7 @@ import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
 import { nextTurnStep, turnDeadline, type ConversationEvent } from '@parley/domain';
 import { EventTooLarge, InvalidEvent } from '@parley/event-store';
+import { Collections } from '@parley/knowledge';
 import { AdvisorRegistry, LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
@@ -13,6 +14,7 @@ import { ToolExecutor } from '@parley/tools';
 import { LongTermMemory } from './long-term-memory/long-term-memory';
 import { autoRecallStep, memoryToolStep } from './long-term-memory/memory-step';
 import { modelStep } from './model-step';
+import { retrievalStep } from './retrieval-step';
 import { summaryStep } from './summary-step';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { runTool } from './tool-run';
@@ -51,6 +53,7 @@ export class TurnRunner {
     @Optional() @Inject(TurnSlots) private readonly slots?: TurnSlots,
     @Optional() @Inject(AdvisorRegistry) advisors?: AdvisorRegistry,
     @Optional() @Inject(LongTermMemory) memory?: LongTermMemory,
+    @Optional() @Inject(Collections) collections?: Collections,
   ) {
     this.deps = {
       config,
@@ -64,6 +67,7 @@ export class TurnRunner {
       metrics,
       advisors,
       memory,
+      collections,
     };
   }
 
@@ -179,6 +183,9 @@ export class TurnRunner {
           break;
         case 'summarize':
           await summaryStep(ctx, this.deps, step.plan, signal);
+          break;
+        case 'retrieve':
+          await retrievalStep(ctx, this.deps, step.plan, signal);
           break;
         case 'call_model':
           await modelStep(ctx, this.deps, step.plan, signal);

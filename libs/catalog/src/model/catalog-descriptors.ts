@@ -179,6 +179,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       llmKnowledgeCutoffDate: date(),
       llmInputTokenPrice: num(0),
       llmOutputTokenPrice: num(0),
+      /** Tokens the model takes in and gives out together: the prompt budget's fallback (context window less the reply). */
+      llmContextWindow: int(1),
       ...OWNED,
     },
     {

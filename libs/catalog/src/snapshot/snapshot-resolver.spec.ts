@@ -169,6 +169,39 @@ describe('SnapshotResolver', () => {
     }
   });
 
+  it("freezes the action's collections (top-K, threshold) and the model's context window; without them, neither", async () => {
+    const plain = await resolver.resolve('HELPDESK', 'ANSWER');
+    expect(plain).not.toHaveProperty('collections');
+    expect(plain.model).not.toHaveProperty('contextWindow');
+    await new CatalogService(t.dataSource, testCipher()).apply(
+      {
+        models: [
+          { code: 'EMB', llmModelName: 'sim-embed', llmProvider: 'SIM', modelType: 'embedding' },
+          {
+            code: 'SIM-WIDE',
+            llmModelName: 'sim-chat',
+            llmProvider: 'SIM',
+            capabilities: ['FC'],
+            llmContextWindow: 8192,
+          },
+        ],
+        vectorStores: [{ code: 'KB', llmEmbeddingModel: 'EMB' }],
+        documentCollections: [
+          { code: 'FAQ', llmVectorStore: 'KB', collectionName: 'faq', llmSimilarityThreshold: 0.4, llmResultCount: 6 },
+          { code: 'MANUALS', llmVectorStore: 'KB', collectionName: 'manuals' },
+        ],
+        actions: [{ code: 'RAG', llmModel: 'SIM-WIDE', documents: ['MANUALS', 'FAQ'] }],
+      },
+      { dryRun: false },
+    );
+    const snapshot = await resolver.resolve('HELPDESK', 'RAG');
+    expect(snapshot.collections).toEqual([
+      { code: 'MANUALS', topK: 4, threshold: null },
+      { code: 'FAQ', topK: 6, threshold: 0.4 },
+    ]);
+    expect(snapshot.model.contextWindow).toBe(8192);
+  });
+
   it('refuses an action whose model is inactive', async () => {
     await t.dataSource.query(`update cat_models set status = 'inactive' where code = 'SIM-CHAT'`);
     try {

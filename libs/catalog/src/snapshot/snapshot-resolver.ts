@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { DEFAULT_TOP_K } from '@parley/knowledge';
 import type {
   AdvisorBinding,
   LongTermMemorySettings,
   ConversationSnapshot,
   DisclosableSkill,
   MemoryStrategy,
+  RetrievalCollection,
   ToolDefinition,
   TurnLimits,
 } from '@parley/core';
@@ -85,6 +87,7 @@ export class SnapshotResolver {
     );
     const mcpClients = records(await r.many('mcpClients', action.mcpClients as string[]));
     const advisors = await this.advisorsOf((action.advisors as AdvisorLink[] | undefined) ?? []);
+    const collections = await this.collectionsOf((action.documents as string[] | undefined) ?? []);
 
     const definitionOf = (code: string) => definitions.get(code)!;
     const disclosure = new Map(skillLinks.map((s) => [s.skill, s.disclosure]));
@@ -132,6 +135,7 @@ export class SnapshotResolver {
         capabilities: model!.capabilities as string[],
         inputTokenPrice: (model!.llmInputTokenPrice as number | null) ?? 0,
         outputTokenPrice: (model!.llmOutputTokenPrice as number | null) ?? 0,
+        ...(model!.llmContextWindow ? { contextWindow: model!.llmContextWindow as number } : {}),
       },
       options: buildChatOptions({
         configuration,
@@ -158,6 +162,7 @@ export class SnapshotResolver {
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
       memory: memoryOf(memory),
+      ...(collections.length > 0 ? { collections } : {}),
       ...(advisors.length > 0 ? { advisors } : {}),
       limits: this.limitsOf(configuration),
       retry: {
@@ -237,6 +242,26 @@ export class SnapshotResolver {
         config: (advisor!.config as Record<string, unknown> | null) ?? {},
       }))
       .sort((a, b) => b.order - a.order);
+  }
+
+  /**
+   * The collections the action links (`documents`), in link order, with the top-K and threshold
+   * a turn searches them with: the collection's llmResultCount (else 4) and llmSimilarityThreshold.
+   */
+  private async collectionsOf(codes: string[]): Promise<RetrievalCollection[]> {
+    const found = new Map(
+      records(await this.reader.many('documentCollections', codes)).map((d) => [d.code as string, d]),
+    );
+    return codes
+      .filter((code) => found.has(code))
+      .map((code) => {
+        const d = found.get(code)!;
+        return {
+          code,
+          topK: (d.llmResultCount as number | null) ?? DEFAULT_TOP_K,
+          threshold: (d.llmSimilarityThreshold as number | null) ?? null,
+        };
+      });
   }
 
   /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters. */

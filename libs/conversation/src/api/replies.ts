@@ -1,4 +1,4 @@
-import type { Question } from '@parley/domain';
+import type { Question, RagSource } from '@parley/domain';
 import type { Status } from '@parley/domain';
 
 /** The reply of a command that does not run a turn. */
@@ -16,6 +16,8 @@ export interface TurnReply extends CommandReply {
   pendingQuestion?: { toolCallId: string; questions: Question[]; expiresAt: string };
   pendingApprovals?: { toolCallId: string; name: string; arguments: string }[];
   finishReason?: string | null;
+  /** The document chunks the answer drew on (retrieval); absent when the turn had none. */
+  ragSources?: RagSource[];
   usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
   error?: { code: string; message: string };
 }

@@ -14,6 +14,15 @@ export const commandReply = z.object({
   position: z.string(),
 });
 
+/** A document chunk an answer drew on (seed 001 `rag_sources`). */
+export const ragSource = z.object({
+  collection: z.string(),
+  documentId: z.string(),
+  chunkId: z.string(),
+  title: z.string().nullable(),
+  score: z.number(),
+});
+
 export const turnReply = commandReply.extend({
   reply: z.string().nullable(),
   pendingQuestion: z
@@ -32,6 +41,8 @@ export const turnReply = commandReply.extend({
     .optional(),
   pendingApprovals: z.array(z.object({ toolCallId: z.string(), name: z.string(), arguments: z.string() })).optional(),
   finishReason: z.string().nullable().optional(),
+  /** The document chunks the answer drew on, when the action's collections gave its prompt a context block. */
+  ragSources: z.array(ragSource).optional(),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
   error: z
     .object({ code: z.string(), message: z.string() })

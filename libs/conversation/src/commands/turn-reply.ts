@@ -21,6 +21,9 @@ export function turnReplyOf(
   const used = turn?.usage ?? { inputTokens: 0, outputTokens: 0 };
   const usage = { ...used, estimatedCost: roundCost(costOf(state.snapshot.model, used)) };
   const reply = state.status === 'CO' && turn ? replyOf(turn) : null;
+  // The answer that ended the turn, when retrieval gave its prompt a context block.
+  const answer = reply !== null ? state.transcript.at(-1) : undefined;
+  const ragSources = answer?.role === 'AS' && answer.turnNo === turn?.no ? (answer.ragSources ?? []) : [];
   const approvals = pendingApprovals(state).map(({ id, name, arguments: args }) => ({
     toolCallId: id,
     name,
@@ -36,6 +39,7 @@ export function turnReplyOf(
       : {}),
     ...(approvals.length ? { pendingApprovals: approvals } : {}),
     ...(state.status === 'CO' ? { finishReason: state.finishReason } : {}),
+    ...(ragSources.length ? { ragSources: ragSources.map((s) => ({ ...s })) } : {}),
     ...(state.status === 'FA' && state.error ? { error: { ...state.error } } : {}),
   };
 }

@@ -18,6 +18,7 @@ export const messagesProjection = rowProjection({
       token_count: 'integer',
       tool_call_id: 'text',
       tool_calls: 'jsonb',
+      rag_sources: 'jsonb',
       turn_no: 'integer',
       created_at: 'timestamptz',
       last_revision: 'bigint',
@@ -36,6 +37,7 @@ export const messagesProjection = rowProjection({
       token_count: event.type === 'MessageRecorded' ? event.data.tokenCount : null,
       tool_call_id: entry.toolCallId ?? null,
       tool_calls: entry.toolCalls ?? null,
+      rag_sources: entry.ragSources ?? null,
       turn_no: entry.turnNo,
       created_at: at,
     };

@@ -34,6 +34,15 @@ export interface ToolCallRefRow {
   arguments: string;
 }
 
+/** A document chunk an assistant's answer drew on (seed 001 `rag_sources`). */
+export interface RagSourceRow {
+  collection: string;
+  documentId: string;
+  chunkId: string;
+  title: string | null;
+  score: number;
+}
+
 export function messageOf(r: Row, attachments: Row[]) {
   return {
     messageSequence: r.sequence as number,
@@ -45,6 +54,13 @@ export function messageOf(r: Row, attachments: Row[]) {
       llmToolCallId: t.id,
       llmToolCallName: t.name,
       llmToolCallArguments: t.arguments,
+    })),
+    ragSources: ((r.rag_sources as RagSourceRow[] | null) ?? []).map((s) => ({
+      collection: s.collection,
+      documentId: s.documentId,
+      chunkId: s.chunkId,
+      title: s.title,
+      score: s.score,
     })),
     attachments: attachments.map((a) => ({
       attachmentSequence: a.attachment_sequence as number,

@@ -1,6 +1,6 @@
 import type { Role } from '@parley/auth';
 import { CatalogQueries } from '@parley/catalog';
-import { defineOperation, type Operation, type OperationSpec } from '@parley/conversation';
+import { defineOperation, ragSource, type Operation, type OperationSpec } from '@parley/conversation';
 import {
   AuditQueries,
   byCode,
@@ -23,8 +23,31 @@ const json = z.unknown();
 const AUDITORS: readonly Role[] = ['auditor', 'admin'];
 const C = '/api/v1/conversations';
 
+/** getConversationMessages: the transcript rows (row-mappers' messageOf). */
+const messagesReply = z.array(
+  z.object({
+    messageSequence: z.number().int(),
+    llmMessageRole: z.enum(['SY', 'US', 'AS', 'TO', 'QU']),
+    llmMessageContent: z.string().nullable(),
+    biTokenCount: z.number().int().nullable(),
+    llmToolCallId: z.string().nullable(),
+    toolCalls: z.array(
+      z.object({ llmToolCallId: z.string(), llmToolCallName: z.string(), llmToolCallArguments: z.string() }),
+    ),
+    /** The document chunks an assistant's answer drew on (seed 001 `rag_sources`); empty for other messages. */
+    ragSources: z.array(ragSource),
+    attachments: z.array(
+      z.object({ attachmentSequence: z.number().int(), llmMediaType: z.string(), attachmentUrl: z.string() }),
+    ),
+    turnNo: z.number().int(),
+    createdAt: z.iso.datetime(),
+  }),
+);
+
 type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 'tag' | 'reply' | 'http'> & {
   tag?: string;
+  /** The reply's schema, where one is written; JSON otherwise. */
+  reply?: z.ZodType;
   path: string;
   nullIsNotFound?: string;
 };
@@ -113,6 +136,7 @@ export const QUERIES: readonly Operation[] = [
     input: byConversation,
     handler: ConversationQueries,
     run: (conversations, input, { caller }) => conversations.getConversationMessages(caller, input),
+    reply: messagesReply,
     path: `${C}/{conversationId}/messages`,
   }),
   query({
