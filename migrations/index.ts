@@ -8,6 +8,7 @@ import { AdvisorConfig1732200009300 } from './1732200009300-advisor-config';
 import { MemorySummary1732200010000 } from './1732200010000-memory-summary';
 import { Knowledge1732200011000 } from './1732200011000-knowledge';
 import { CollectionEmbeddingModel1732200011500 } from './1732200011500-collection-embedding-model';
+import { DocumentIngestion1732200012000 } from './1732200012000-document-ingestion';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -24,4 +25,5 @@ export const migrations = [
   MemorySummary1732200010000,
   Knowledge1732200011000,
   CollectionEmbeddingModel1732200011500,
+  DocumentIngestion1732200012000,
 ];

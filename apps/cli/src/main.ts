@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerKeyCommands } from '@parley/auth';
 import { registerCatalogCommands } from '@parley/catalog';
+import { registerDocsCommands } from '@parley/knowledge';
 import { registerReadCommands } from '@parley/read-models';
 
 /**
@@ -13,6 +14,7 @@ async function main(argv: string[]): Promise<void> {
   registerKeyCommands(program);
   registerCatalogCommands(program);
   registerReadCommands(program);
+  registerDocsCommands(program);
   await program.parseAsync(argv);
 }
 
