@@ -22,7 +22,6 @@ interface Unit {
 }
 
 const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
-const WORD_GAP = /(?<=\S)(?=\s)/;
 
 /** A blank line (or more) ends a paragraph; single line breaks inside one are kept as spaces. */
 function paragraphsOf(text: string): string[] {
@@ -37,49 +36,85 @@ function sentencesOf(paragraph: string): string[] {
   return [...sentences.segment(paragraph)].map((s) => s.segment.trim()).filter((s) => s.length > 0);
 }
 
+/** Cuts a word into pieces of at most `maxBytes` UTF-8 bytes (a token is at least one byte). */
+function slicesOf(word: string, maxBytes: number): string[] {
+  const slices: string[] = [];
+  let slice = '';
+  let bytes = 0;
+  for (const ch of word) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > maxBytes && slice) {
+      slices.push(slice);
+      slice = '';
+      bytes = 0;
+    }
+    slice += ch;
+    bytes += size;
+  }
+  if (slice) slices.push(slice);
+  return slices;
+}
+
 /**
  * A sentence longer than the window, cut between words into pieces that fit; a single word
- * longer than the window (a long URL, a run of digits) is cut between characters.
+ * longer than the window (a long URL, a run of digits) is cut between characters. Linear: each
+ * word is counted once, with the space before it.
  */
-function piecesOf(sentence: string, options: ChunkingOptions): string[] {
+function piecesOf(sentence: string, chunkTokens: number, count: (text: string) => number): string[] {
   const pieces: string[] = [];
   let current = '';
-  for (const word of sentence.split(WORD_GAP)) {
-    const candidate = current + word;
-    if (options.count(candidate.trim()) <= options.chunkTokens) {
-      current = candidate;
+  let tokens = 0;
+  const push = () => {
+    if (current) pieces.push(current);
+    current = '';
+    tokens = 0;
+  };
+  for (const word of sentence.split(/\s+/).filter((w) => w.length > 0)) {
+    const own = count(word);
+    if (own > chunkTokens) {
+      push();
+      pieces.push(...slicesOf(word, chunkTokens));
       continue;
     }
-    if (current.trim()) pieces.push(current.trim());
-    current = word;
-    if (options.count(word.trim()) > options.chunkTokens) {
-      const chars = [...word.trim()];
-      let part = '';
-      for (const ch of chars) {
-        if (part && options.count(part + ch) > options.chunkTokens) {
-          pieces.push(part);
-          part = '';
-        }
-        part += ch;
-      }
-      current = part;
-    }
+    const added = current ? count(` ${word}`) : own;
+    if (tokens + added > chunkTokens) push();
+    current = current ? `${current} ${word}` : word;
+    tokens += current === word ? own : added;
   }
-  if (current.trim()) pieces.push(current.trim());
+  push();
   return pieces;
 }
 
-function unitsOf(text: string, options: ChunkingOptions): Unit[] {
+/** Letters without a break between them that are counted a slice at a time (see `bounded`). */
+const RUN_SLICE = 100;
+const LONG_RUN = new RegExp(`\\S{${RUN_SLICE + 1},}`, 'g');
+
+/**
+ * `count` made linear: BPE on a long run of characters without whitespace takes time quadratic
+ * in its length (20,000 letters: minutes), so such runs are counted in slices of RUN_SLICE
+ * characters and the slices' counts added (close to the whole's: the run is one pre-token).
+ */
+export function bounded(count: (text: string) => number): (text: string) => number {
+  return (text) => {
+    const runs = text.match(LONG_RUN);
+    if (!runs) return count(text);
+    let total = count(text.replace(LONG_RUN, ' '));
+    for (const run of runs) for (let i = 0; i < run.length; i += RUN_SLICE) total += count(run.slice(i, i + RUN_SLICE));
+    return total;
+  };
+}
+
+function unitsOf(text: string, chunkTokens: number, count: (text: string) => number): Unit[] {
   const units: Unit[] = [];
   for (const paragraph of paragraphsOf(text)) {
     let first = true;
     for (const sentence of sentencesOf(paragraph)) {
-      const tokens = options.count(sentence);
-      const parts = tokens <= options.chunkTokens ? [sentence] : piecesOf(sentence, options);
+      const tokens = count(sentence);
+      const parts = tokens <= chunkTokens ? [sentence] : piecesOf(sentence, chunkTokens, count);
       for (const part of parts) {
         units.push({
           text: part,
-          tokens: part === sentence ? tokens : options.count(part),
+          tokens: part === sentence ? tokens : count(part),
           opensParagraph: first,
         });
         first = false;
@@ -110,25 +145,47 @@ function tailOf(units: readonly Unit[], overlap: number): Unit[] {
  * between paragraphs where they can (a paragraph that fits a window is not split when the chunk
  * so far is at least half full), else between sentences, and inside a sentence (between words)
  * only when that sentence alone is longer than the window. Each chunk after the first starts
- * with the last whole sentences of the one before, up to `overlap` tokens. Pure: the same text
- * and options give the same chunks.
+ * with the last whole sentences of the one before, up to `overlap` tokens. Token counts are
+ * `options.count`'s, but for runs of over RUN_SLICE characters without whitespace (see
+ * `bounded`). Pure: the same text and options give the same chunks.
  */
 export function chunkText(text: string, options: ChunkingOptions): TextChunk[] {
   if (options.overlap >= options.chunkTokens) throw new Error('the overlap must be smaller than the chunk');
-  const units = unitsOf(text, options);
+  const count = bounded(options.count);
+  const units = unitsOf(text, options.chunkTokens, count);
   const chunks: TextChunk[] = [];
   let current: Unit[] = [];
   /** How many units at the head of `current` repeat the chunk before. */
   let carried = 0;
-  const flush = () => {
+  const over = () => count(join(current)) > options.chunkTokens;
+  /**
+   * Ends the chunk. The budget is an estimate; should the exact count be over the window, the
+   * last units go back to the next chunk (answered: how many), then the overlap gives way.
+   */
+  const flush = (): number => {
+    let back = 0;
+    while (current.length > carried + 1 && over()) {
+      current.pop();
+      back++;
+    }
+    while (carried > 0 && over()) {
+      current.shift();
+      carried--;
+    }
     const body = join(current);
-    chunks.push({ text: body, tokens: options.count(body) });
+    chunks.push({ text: body, tokens: count(body) });
     const tail = tailOf(current, options.overlap);
     current = tail.length < current.length ? tail : [];
     carried = current.length;
+    return back;
   };
 
-  for (let i = 0; i < units.length; i++) {
+  let i = 0;
+  while (i < units.length || current.length > carried) {
+    if (i >= units.length) {
+      i -= flush();
+      continue;
+    }
     const unit = units[i];
     if (current.length > carried && unit.opensParagraph) {
       // A whole paragraph that would not fit after what the chunk holds starts a chunk of its
@@ -140,11 +197,16 @@ export function chunkText(text: string, options: ChunkingOptions): TextChunk[] {
         budget(paragraph) <= options.chunkTokens &&
         budget([...current, ...paragraph]) > options.chunkTokens &&
         budget(current) >= options.chunkTokens / 2
-      )
-        flush();
+      ) {
+        i -= flush();
+        continue;
+      }
     }
     if (current.length > 0 && budget([...current, unit]) > options.chunkTokens) {
-      if (current.length > carried) flush();
+      if (current.length > carried) {
+        i -= flush();
+        continue;
+      }
       // The overlap and the next unit may not fit together: the overlap gives way.
       while (current.length > 0 && budget([...current, unit]) > options.chunkTokens) {
         current.shift();
@@ -152,7 +214,7 @@ export function chunkText(text: string, options: ChunkingOptions): TextChunk[] {
       }
     }
     current.push(unit);
+    i++;
   }
-  if (current.length > carried) flush();
   return chunks;
 }
