@@ -1,3 +1,6 @@
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { DomainError } from '@parley/core';
 
 /** The kinds of file a collection takes, by media type. */
@@ -59,30 +62,66 @@ async function htmlText(html: string): Promise<string> {
   return convert(html, {
     wordwrap: false,
     selectors: [
-      ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'th'].map((selector) => ({ selector, ...plain })),
+      ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, format: 'heading', ...plain })),
+      { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
       { selector: 'a', options: { ignoreHref: true } },
       { selector: 'img', format: 'skip' },
     ],
   });
 }
 
-/** The pages' text of a PDF (pdf.js through unpdf), a blank line between pages. */
-async function pdfText(file: SourceFile): Promise<string> {
-  const { getDocumentProxy, extractText } = await import('unpdf');
-  let text: string[];
+/** How long pdf.js may take over one file. */
+const PDF_TIMEOUT_MS = 30_000;
+
+/** Runs in the worker thread: unpdf's text of each page, or the error's message. */
+const PDF_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
   try {
-    // pdf.js may detach the buffer it is given: it gets a copy.
-    const pdf = await getDocumentProxy(new Uint8Array(file.bytes), { verbosity: 0 });
-    try {
-      text = (await extractText(pdf, { mergePages: false })).text;
-    } finally {
-      await pdf.loadingTask.destroy();
-    }
+    const { getDocumentProxy, extractText } = await import(workerData.unpdf);
+    const pdf = await getDocumentProxy(workerData.bytes, { verbosity: 0 });
+    const { text } = await extractText(pdf, { mergePages: false });
+    await pdf.loadingTask.destroy();
+    parentPort.postMessage({ text });
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw refuse(file.fileName, `is not a readable PDF (${reason.replace(/\.$/, '')})`);
+    parentPort.postMessage({ error: err && err.message ? err.message : String(err) });
   }
-  return text.join('\n\n');
+})();
+`;
+
+/**
+ * The pages' text of a PDF (pdf.js through unpdf), a blank line between pages. pdf.js runs in a
+ * worker thread: a large or hostile file neither blocks the event loop nor runs past
+ * PDF_TIMEOUT_MS, and unpdf loads its ES-module bundle with Node's own loader.
+ */
+async function pdfText(file: SourceFile): Promise<string> {
+  const unpdf = pathToFileURL(join(dirname(require.resolve('unpdf')), 'index.mjs')).href;
+  const worker = new Worker(PDF_WORKER, {
+    eval: true,
+    workerData: { unpdf, bytes: new Uint8Array(file.bytes) },
+    resourceLimits: { maxOldGenerationSizeMb: 512 },
+    stdout: true,
+    stderr: true,
+  });
+  const outcome = await new Promise<{ text?: string[]; error?: string }>((resolve) => {
+    const timer = setTimeout(() => resolve({ error: `no text after ${PDF_TIMEOUT_MS / 1000} s` }), PDF_TIMEOUT_MS);
+    worker.once('message', (m: { text?: string[]; error?: string }) => {
+      clearTimeout(timer);
+      resolve(m);
+    });
+    worker.once('error', (err) => {
+      clearTimeout(timer);
+      resolve({ error: err.message });
+    });
+    worker.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ error: `pdf.js stopped (exit ${code})` });
+    });
+  });
+  await worker.terminate();
+  if (outcome.error !== undefined || !outcome.text)
+    throw refuse(file.fileName, `is not a readable PDF (${(outcome.error ?? 'no text').replace(/\.$/, '')})`);
+  return outcome.text.join('\n\n');
 }
 
 /**
