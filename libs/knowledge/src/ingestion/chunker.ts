@@ -157,23 +157,27 @@ export function chunkText(text: string, options: ChunkingOptions): TextChunk[] {
   let current: Unit[] = [];
   /** How many units at the head of `current` repeat the chunk before. */
   let carried = 0;
-  const over = () => count(join(current)) > options.chunkTokens;
   /**
    * Ends the chunk. The budget is an estimate; should the exact count be over the window, the
-   * last units go back to the next chunk (answered: how many), then the overlap gives way.
+   * last units go back to the next chunk (answered: how many), then the overlap gives way. The
+   * text is counted once when it fits, as it nearly always does.
    */
   const flush = (): number => {
     let back = 0;
-    while (current.length > carried + 1 && over()) {
-      current.pop();
-      back++;
+    let body = join(current);
+    let tokens = count(body);
+    while (tokens > options.chunkTokens && (current.length > carried + 1 || carried > 0)) {
+      if (current.length > carried + 1) {
+        current.pop();
+        back++;
+      } else {
+        current.shift();
+        carried--;
+      }
+      body = join(current);
+      tokens = count(body);
     }
-    while (carried > 0 && over()) {
-      current.shift();
-      carried--;
-    }
-    const body = join(current);
-    chunks.push({ text: body, tokens: count(body) });
+    chunks.push({ text: body, tokens });
     const tail = tailOf(current, options.overlap);
     current = tail.length < current.length ? tail : [];
     carried = current.length;
