@@ -26,7 +26,7 @@ import {
   type VectorStore,
 } from '../libs/knowledge/src';
 import { InProcessJobQueue } from '../libs/platform/src/queue/in-process-job-queue';
-import { countTokens } from '../libs/prompt/src';
+import { tokenCounter } from '../libs/prompt/src';
 import { BreakerRegistry } from '../libs/llm/src/breaker-registry';
 import { EmbeddingClient } from '../libs/llm/src/embedding-client';
 import { createScratchDatabase, simEmbedding } from '../libs/testing/src';
@@ -123,7 +123,7 @@ async function ingestDocuments(
   const collections = new Collections(source, resolver, embedder, endpoints);
   const service = new IngestionService(pool, collections, source, new InProcessJobQueue(), config);
   const rand = seeded(11);
-  const count = (text: string) => countTokens(text, 'sim-embed');
+  const count = tokenCounter('sim-embed');
   let chunks = 0;
   let chunkMs = 0;
   const started = performance.now();

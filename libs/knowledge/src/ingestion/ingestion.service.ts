@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { DomainError, type FieldProblem } from '@parley/core';
 import { JOB_QUEUE, PG_POOL, type JobQueue } from '@parley/platform';
-import { countTokens } from '@parley/prompt';
+import { tokenCounter } from '@parley/prompt';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Collections } from '../collections';
@@ -223,7 +223,7 @@ export class IngestionService {
       const chunks = chunkText(text, {
         chunkTokens: this.settings.chunkTokens,
         overlap: this.settings.chunkOverlap,
-        count: (t) => countTokens(t, config.embeddingModel.name),
+        count: tokenCounter(config.embeddingModel.name),
       });
       const stored = await this.storeChunks(collection, documentId, doc.record.title, doc.record.metadata, chunks);
       await this.registry.ready(collection, documentId, revision, stored);
