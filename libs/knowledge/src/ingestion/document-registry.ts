@@ -189,20 +189,24 @@ export class DocumentRegistry {
     return rows.length > 0;
   }
 
-  /** The ingestion `revision` stored its chunks: the counts now describe the store. */
+  /**
+   * The ingestion `revision` stored its chunks: the counts now describe the store. False when the
+   * document was replaced or deleted meanwhile.
+   */
   async ready(
     collection: string,
     documentId: string,
     revision: string,
     counts: { chunks: number; tokens: number; dimensions: number | null },
-  ): Promise<void> {
-    await this.db.query(
+  ): Promise<boolean> {
+    const { rows } = await this.db.query(
       `update kn_documents set status = 'ready', error = null, chunk_count = $4, token_count = $5,
          dimensions = coalesce($6, dimensions), updated_at = now()
-       where collection = $1 and document_id = $2 and revision = $3`,
+       where collection = $1 and document_id = $2 and revision = $3 returning 1`,
       [collection, documentId, revision, counts.chunks, counts.tokens, counts.dimensions],
     );
     await this.dropText(revision);
+    return rows.length > 0;
   }
 
   /** A failed attempt: `final` marks the document failed (its earlier chunks stay); else it waits for a retry. */

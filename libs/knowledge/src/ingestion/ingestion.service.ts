@@ -226,7 +226,14 @@ export class IngestionService {
         count: tokenCounter(config.embeddingModel.name),
       });
       const stored = await this.storeChunks(collection, documentId, doc.record.title, doc.record.metadata, chunks);
-      await this.registry.ready(collection, documentId, revision, stored);
+      if (!(await this.registry.ready(collection, documentId, revision, stored))) {
+        // Deleted while its chunks were being written: they go too. (Replaced: the newer job
+        // overwrites and prunes them.)
+        if (!(await this.registry.get(collection, documentId)) && stored.dimensions !== null) {
+          const resolved = await this.collections.resolve(collection, stored.dimensions);
+          await resolved.store.deleteDocument(resolved.config.collectionName, documentId);
+        }
+      }
     } catch (err) {
       const final = context.attempt >= (context.maxAttempts ?? 1);
       const message = err instanceof Error ? err.message : String(err);
