@@ -6,7 +6,7 @@ import { Collections } from '@parley/knowledge';
 import { until } from '@parley/testing';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { Pool } from 'pg';
-import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, startCommandApi, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 const MAX_BYTES = 65_536;
@@ -296,6 +296,22 @@ describe('Document ingestion: routes, jobs, chunks (simulator embeddings, Postgr
     }
     expect((await chunkRows('kept')).map((r) => r.text)).toEqual(['The first version stays searchable.']);
   }, 60_000);
+
+  it('a server without the worker queues the job in Redis, where another app's worker fetches and runs it', async () => {
+    const front = await startCommandApi(parley.config);
+    try {
+      const res = await front.call('POST', '/api/v1/collections/FAQ/documents?wait=true&timeoutMs=15000', {
+        documentId: 'elsewhere',
+        title: 'Elsewhere',
+        text: 'Ingested by the worker of another process.',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'ready', chunkCount: 1 });
+    } finally {
+      await front.close();
+    }
+    expect((await chunkRows('elsewhere')).map((r) => r.id)).toEqual(['elsewhere#0']);
+  });
 
   it('DELETE removes the chunks and the row; 404 after', async () => {
     await parley.call('POST', '/api/v1/collections/FAQ/documents?wait=true', {
