@@ -297,7 +297,7 @@ describe('Document ingestion: routes, jobs, chunks (simulator embeddings, Postgr
     expect((await chunkRows('kept')).map((r) => r.text)).toEqual(['The first version stays searchable.']);
   }, 60_000);
 
-  it('a server without the worker queues the job in Redis, where another app's worker fetches and runs it', async () => {
+  it("a server without the worker queues the job in Redis, where another app's worker fetches and runs it", async () => {
     const front = await startCommandApi(parley.config);
     try {
       const res = await front.call('POST', '/api/v1/collections/FAQ/documents?wait=true&timeoutMs=15000', {
