@@ -8,6 +8,7 @@ import { AdvisorConfig1732200009300 } from './1732200009300-advisor-config';
 import { MemorySummary1732200010000 } from './1732200010000-memory-summary';
 import { Knowledge1732200011000 } from './1732200011000-knowledge';
 import { CollectionEmbeddingModel1732200011500 } from './1732200011500-collection-embedding-model';
+import { DocumentIngestion1732200012000 } from './1732200012000-document-ingestion';
 import { Retrieval1732200013000 } from './1732200013000-retrieval';
 import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 import { ConfigurationStop1732200016000 } from './1732200016000-configuration-stop';
@@ -27,6 +28,7 @@ export const migrations = [
   MemorySummary1732200010000,
   Knowledge1732200011000,
   CollectionEmbeddingModel1732200011500,
+  DocumentIngestion1732200012000,
   Retrieval1732200013000,
   LongTermMemory1732200014000,
   ConfigurationStop1732200016000,

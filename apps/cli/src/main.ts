@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerKeyCommands } from '@parley/auth';
 import { registerCatalogCommands } from '@parley/catalog';
 import { registerChatCommand } from '@parley/conversation';
+import { registerDocsCommands } from '@parley/knowledge';
 import { registerReadCommands } from '@parley/read-models';
 
 /**
@@ -15,6 +16,7 @@ async function main(argv: string[]): Promise<void> {
   registerCatalogCommands(program);
   registerReadCommands(program);
   registerChatCommand(program);
+  registerDocsCommands(program);
   await program.parseAsync(argv);
 }
 

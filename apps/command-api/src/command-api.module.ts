@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
+import { KnowledgeHttpModule } from '@parley/knowledge';
 import { CommandTransportModule } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
@@ -9,7 +10,11 @@ export class CommandApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: CommandApiModule,
-      imports: [...runtimeModules(config, { worker: false }), CommandTransportModule.forRoot(ConversationModule)],
+      imports: [
+        ...runtimeModules(config, { worker: false }),
+        CommandTransportModule.forRoot(ConversationModule),
+        KnowledgeHttpModule,
+      ],
     };
   }
 }

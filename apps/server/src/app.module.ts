@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
+import { KnowledgeHttpModule } from '@parley/knowledge';
 import { ReadModelsModule } from '@parley/read-models';
 import { CommandTransportModule, IntegrationRelayModule, OpenApiModule, QueryTransportModule } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
@@ -20,6 +21,7 @@ export class AppModule {
         ReadModelsModule.forRoot({ projections: true }),
         QueryTransportModule,
         CommandTransportModule.forRoot(ConversationModule),
+        KnowledgeHttpModule,
         IntegrationRelayModule,
         OpenApiModule,
       ],

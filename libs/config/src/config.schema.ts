@@ -314,6 +314,18 @@ export const envSchema = z.object({
     .describe(
       'Lowest cosine similarity between a query and a fact for long-term memory to recall it (it depends on the embedding model: unrelated texts score 0.1–0.3 with common ones).',
     ),
+  CHUNK_TOKENS: int(512, 16).describe(
+    'Tokens in one chunk of an ingested document (seed 003); chunks break on paragraphs, then sentences.',
+  ),
+  CHUNK_OVERLAP: int(50, 0).describe(
+    'Tokens a chunk repeats from the end of the one before it (whole sentences, at most this many); below CHUNK_TOKENS.',
+  ),
+  INGEST_MAX_BYTES: int(10_485_760, 1024).describe(
+    'Largest document a collection takes (an uploaded file or a JSON `text`); a larger one is answered 413 `PAYLOAD_TOO_LARGE`.',
+  ),
+  INGEST_BATCH_SIZE: int(256, 1).describe(
+    'Chunks embedded and stored together during ingestion: one embedding call (split by EMBEDDING_BATCH_SIZE) and one multi-row insert per batch.',
+  ),
   MAX_TOOL_OUTPUT_BYTES: int(65_536, 256).describe(
     'Longer tool output is cut and marked `…[truncated: <n> bytes total]`. A configuration may override it.',
   ),

@@ -78,6 +78,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('chunks documents by 512 tokens with 50 of overlap unless told, and refuses an overlap as large as the chunk', () => {
+    expect(loadConfig({}).ingestion).toEqual({
+      chunkTokens: 512,
+      chunkOverlap: 50,
+      maxBytes: 10_485_760,
+      batchSize: 256,
+    });
+    expect(loadConfig({ CHUNK_TOKENS: '64', CHUNK_OVERLAP: '8' }).ingestion).toMatchObject({
+      chunkTokens: 64,
+      chunkOverlap: 8,
+    });
+    expect(() => loadConfig({ CHUNK_TOKENS: '64', CHUNK_OVERLAP: '64' })).toThrow(
+      /CHUNK_OVERLAP: expected fewer tokens than CHUNK_TOKENS \(64\), got 64/,
+    );
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ NATS_URL: '  ', PORT: '' }).nats.url).toBeNull();
   });

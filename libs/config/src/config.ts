@@ -111,6 +111,13 @@ function toConfig(env: Env) {
       ttlDays: env.MEMORY_TTL_DAYS,
       minSimilarity: env.MEMORY_MIN_SIMILARITY,
     },
+    /** Document ingestion into collections (libs/knowledge). */
+    ingestion: {
+      chunkTokens: env.CHUNK_TOKENS,
+      chunkOverlap: env.CHUNK_OVERLAP,
+      maxBytes: env.INGEST_MAX_BYTES,
+      batchSize: env.INGEST_BATCH_SIZE,
+    },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
       maxToolSteps: env.MAX_TOOL_STEPS,
@@ -172,6 +179,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...productionProblems(parsed.data),
     ...jwtProblems(parsed.data),
     ...natsCredentialProblems(parsed.data),
+    ...(parsed.data.CHUNK_OVERLAP >= parsed.data.CHUNK_TOKENS
+      ? [
+          `CHUNK_OVERLAP: expected fewer tokens than CHUNK_TOKENS (${parsed.data.CHUNK_TOKENS}), got ${parsed.data.CHUNK_OVERLAP}`,
+        ]
+      : []),
   ];
   if (problems.length > 0) throw new ConfigError(problems);
   return toConfig(parsed.data);

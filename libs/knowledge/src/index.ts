@@ -29,3 +29,18 @@ export {
   type RecallQuery,
 } from './memory/memory-rows';
 export { MemoryStore } from './memory/memory-store';
+export { chunkText, type ChunkingOptions, type TextChunk } from './ingestion/chunker';
+export { extractText, mediaTypeOf, MEDIA_TYPES, type MediaType, type SourceFile } from './ingestion/extract';
+export { DocumentRegistry, type DocumentRecord, type DocumentStatus } from './ingestion/document-registry';
+export {
+  INGESTION_QUEUE,
+  IngestionService,
+  type CollectionDocuments,
+  type DocumentInput,
+  type IngestionJob,
+  type IngestionSettings,
+} from './ingestion/ingestion.service';
+export { IngestionWorker, IngestionWorkerModule } from './ingestion/ingestion-worker';
+export { DocumentsController } from './http/documents.controller';
+export { KnowledgeHttpModule } from './http/knowledge-http.module';
+export { registerDocsCommands } from './cli/docs.commands';

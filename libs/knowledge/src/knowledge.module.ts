@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { LlmModule } from '@parley/llm';
 import { PG_POOL } from '@parley/platform';
 import { Collections } from './collections';
+import { IngestionService } from './ingestion/ingestion.service';
 import { COLLECTION_SOURCE, VectorStoreResolver, type CollectionSource } from './vector-store.resolver';
 import type { Queryable } from './vector-store.port';
 
@@ -15,8 +16,9 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
 
 /**
  * Document collections at run time: the vector-store resolver over Parley's own database and
- * `Collections` (embed, search). Needs COLLECTION_SOURCE and PROVIDER_ENDPOINTS (the global
- * CatalogModule binds both) and PG_POOL (DatabaseModule).
+ * `Collections` (embed, search), and document ingestion (IngestionService). Needs COLLECTION_SOURCE
+ * and PROVIDER_ENDPOINTS (the global CatalogModule binds both), PG_POOL (DatabaseModule), JOB_QUEUE
+ * (QueueModule) and CONFIG.
  */
 @Global()
 @Module({
@@ -29,7 +31,8 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
         new ClosingResolver(source, pool, { efSearch: config.llm.hnswEfSearch }),
     },
     Collections,
+    IngestionService,
   ],
-  exports: [VectorStoreResolver, Collections],
+  exports: [VectorStoreResolver, Collections, IngestionService],
 })
 export class KnowledgeModule {}

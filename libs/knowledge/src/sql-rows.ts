@@ -104,6 +104,16 @@ export class ChunkTable {
     return Number(rows[0].n);
   }
 
+  async pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `with gone as (delete from ${this.table} where collection = $1 and document_id = $2 and not (id = any($3::text[]))
+         returning 1)
+       select count(*)::int as n from gone`,
+      [collection, documentId, [...keepIds]],
+    );
+    return Number(rows[0].n);
+  }
+
   async count(collection: string): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
       `select count(*)::int as n from ${this.table} where collection = $1`,

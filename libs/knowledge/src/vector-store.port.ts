@@ -44,6 +44,11 @@ export interface VectorStore {
   upsert(chunks: readonly Chunk[]): Promise<void>;
   /** Removes a document's chunks; returns how many went. */
   deleteDocument(collection: string, documentId: string): Promise<number>;
+  /**
+   * Removes a document's chunks other than `keepIds` (after a re-ingestion upserted the new ones
+   * over the same ids); returns how many went.
+   */
+  pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number>;
   count(collection: string): Promise<number>;
   /** The closest chunks, best first (ties by id), at most topK. */
   search(query: SearchQuery): Promise<SearchHit[]>;

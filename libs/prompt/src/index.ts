@@ -1,7 +1,7 @@
 export { assemblePrompt, type PromptSkill } from './assemble-prompt';
 export type { PromptSchema } from './schema-prompt';
 export { buildChatOptions } from './chat-options';
-export { countTokens, countPromptTokens, countToolCallTokens, encodingNameFor } from './token-count';
+export { countTokens, countPromptTokens, countToolCallTokens, encodingNameFor, tokenCounter } from './token-count';
 export {
   CONTEXT_HEADER,
   fitContext,

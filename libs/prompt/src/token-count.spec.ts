@@ -1,5 +1,5 @@
 import { getEncoding } from 'js-tiktoken';
-import { countMessageTokens, countPromptTokens, countTokens, encodingNameFor } from './token-count';
+import { countMessageTokens, countPromptTokens, countTokens, encodingNameFor, tokenCounter } from './token-count';
 
 describe('token counting', () => {
   it('chooses the encoding by model name and falls back to o200k_base', () => {
@@ -16,6 +16,24 @@ describe('token counting', () => {
     const text = 'Parley streams models through any OpenAI-compatible API.';
     expect(countTokens(text, 'gpt-4')).toBe(getEncoding('cl100k_base').encode(text).length);
     expect(countTokens(text, 'gpt-4o')).toBe(getEncoding('o200k_base').encode(text).length);
+  });
+
+  it('tokenCounter counts as countTokens does, piece by remembered piece, and takes special-token text as text', () => {
+    const texts = [
+      'Refunds are paid within 14 days.\n\nThe office in Lisbon opens at nine!',
+      'naïve café — 東京 🚀 x'.repeat(20),
+      '    indented\tcode();\r\n  return {a: 1};',
+      Array.from({ length: 300 }, (_, i) => `w${i.toString(36)}`).join(' '),
+    ];
+    for (const model of ['gpt-4o', 'gpt-4', 'sim-embed']) {
+      const count = tokenCounter(model);
+      for (const text of texts) {
+        expect(count(text)).toBe(countTokens(text, model));
+        expect(count(text)).toBe(countTokens(text, model));
+      }
+    }
+    expect(() => countTokens('end <|endoftext|> here', 'gpt-4o')).toThrow();
+    expect(tokenCounter('gpt-4o')('end <|endoftext|> here')).toBeGreaterThan(5);
   });
 
   it('counts tool calls, tool results and tool definitions in the prompt', () => {

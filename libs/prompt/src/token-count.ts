@@ -50,6 +50,44 @@ export function countTokens(text: string, modelName: string): number {
   return text.length === 0 ? 0 : encoderFor(modelName).encode(text).length;
 }
 
+/** Pieces remembered per encoding by `tokenCounter` (all cleared when full), and the longest remembered. */
+const PIECE_CACHE_MAX = 100_000;
+const MAX_CACHED_PIECE = 64;
+const counters = new Map<TiktokenEncoding, (text: string) => number>();
+
+/**
+ * `countTokens` for many texts: the same counts, faster. Text is split into the encoding's
+ * pre-tokens (BPE never merges across them, so a text's count is the sum of its pieces') and each
+ * piece's count is remembered (up to PIECE_CACHE_MAX pieces of at most MAX_CACHED_PIECE
+ * characters): words repeat, BPE is the cost. Special-token text such as `<|endoftext|>` is
+ * counted as the plain text it is, where `countTokens` throws. For document ingestion.
+ */
+export function tokenCounter(modelName: string): (text: string) => number {
+  const name = encodingNameFor(modelName);
+  let counter = counters.get(name);
+  if (counter) return counter;
+  const encoder = encoderFor(modelName);
+  const pattern = new RegExp((encoder as unknown as { patStr: string }).patStr, 'gu');
+  const cache = new Map<string, number>();
+  counter = (text) => {
+    let total = 0;
+    for (const [piece] of text.matchAll(pattern)) {
+      let n = cache.get(piece);
+      if (n === undefined) {
+        n = encoder.encode(piece, [], []).length;
+        if (piece.length <= MAX_CACHED_PIECE) {
+          if (cache.size >= PIECE_CACHE_MAX) cache.clear();
+          cache.set(piece, n);
+        }
+      }
+      total += n;
+    }
+    return total;
+  };
+  counters.set(name, counter);
+  return counter;
+}
+
 /** The shape of a chat message as far as counting goes (LlmMessage fits it). */
 export interface CountableMessage {
   role: string;

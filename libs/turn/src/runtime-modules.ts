@@ -4,7 +4,7 @@ import { CATALOG_ENTITIES, CatalogModule } from '@parley/catalog';
 import { ConfigModule, type Config } from '@parley/config';
 import { TIMER_QUEUE, TURN_QUEUE } from '@parley/conversation';
 import { EventStoreModule } from '@parley/event-store';
-import { KnowledgeModule } from '@parley/knowledge';
+import { INGESTION_QUEUE, IngestionWorkerModule, KnowledgeModule } from '@parley/knowledge';
 import { ObservabilityModule, QueueDepthModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, QueueModule, RedisModule } from '@parley/platform';
 import { LiveDeltasModule } from '@parley/read-models';
@@ -14,7 +14,7 @@ import { TurnModule } from './turn.module';
 /**
  * What every deployable that runs conversations stands on: config, PostgreSQL, Redis, NATS, the
  * job queue, the event store, observability, auth, the catalog, the document collections, live deltas and the turn
- * runtime (`worker: true` also consumes the turn and timer queues in this process).
+ * runtime (`worker: true` also consumes the turn, timer and ingestion queues in this process).
  */
 export function runtimeModules(config: Config, options: { worker: boolean }): (DynamicModule | Type)[] {
   return [
@@ -25,12 +25,13 @@ export function runtimeModules(config: Config, options: { worker: boolean }): (D
     QueueModule.forRoot(),
     EventStoreModule.forRoot(),
     ObservabilityModule,
-    QueueDepthModule.forRoot([TURN_QUEUE, TIMER_QUEUE]),
+    QueueDepthModule.forRoot([TURN_QUEUE, TIMER_QUEUE, INGESTION_QUEUE]),
     ToolMetricsModule,
     AuthModule,
     CatalogModule,
     KnowledgeModule,
     LiveDeltasModule,
     TurnModule.forRoot(options),
+    ...(options.worker ? [IngestionWorkerModule] : []),
   ];
 }

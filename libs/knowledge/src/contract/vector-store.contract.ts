@@ -194,6 +194,20 @@ export function describeVectorStoreContract(name: string, setup: () => Promise<V
       expect(hits.map((h) => h.chunk.documentId)).not.toContain('doc-3');
     });
 
+    it("prunes a document's chunks to the ids kept, and leaves other documents alone", async () => {
+      const c = collectionName();
+      const next = seeded(15);
+      // doc-1 holds chunks 1, 6, 11; doc-2 holds 2, 7, 12.
+      await store().upsert(Array.from({ length: 15 }, (_, i) => chunk(c, i, randomVector(next))));
+      expect(await store().pruneDocument(c, 'doc-1', ['chunk-0001'])).toBe(2);
+      expect(await store().pruneDocument(c, 'doc-1', ['chunk-0001'])).toBe(0);
+      expect(await store().count(c)).toBe(13);
+      const hits = await store().search({ collection: c, vector: randomVector(next), topK: 15 });
+      expect(hits.filter((h) => h.chunk.documentId === 'doc-1').map((h) => h.chunk.id)).toEqual(['chunk-0001']);
+      expect(hits.filter((h) => h.chunk.documentId === 'doc-2')).toHaveLength(3);
+      expect(await store().pruneDocument(c, 'doc-2', [])).toBe(3);
+    });
+
     it('refuses bad chunks with VALIDATION_FAILED and stores none of the batch', async () => {
       const c = collectionName();
       const next = seeded(6);

@@ -54,6 +54,10 @@ export class ExactScanVectorStore implements VectorStore {
     return this.rows.deleteDocument(collection, documentId);
   }
 
+  pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
+    return this.rows.pruneDocument(collection, documentId, keepIds);
+  }
+
   count(collection: string): Promise<number> {
     return this.rows.count(collection);
   }

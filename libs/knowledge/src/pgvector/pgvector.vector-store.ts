@@ -110,6 +110,10 @@ export class PgvectorVectorStore implements VectorStore {
     return this.rows.deleteDocument(collection, documentId);
   }
 
+  pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
+    return this.rows.pruneDocument(collection, documentId, keepIds);
+  }
+
   count(collection: string): Promise<number> {
     return this.rows.count(collection);
   }

@@ -84,7 +84,7 @@ export class BullMqJobQueue implements JobQueue {
     }, this.lockMs / 2);
     renew.unref();
     const run = here
-      .handler(data, { id, attempt: 1, local: true })
+      .handler(data, { id, attempt: 1, maxAttempts: this.options.attempts ?? 5, local: true })
       .then(
         // Done here: drop the stored copy. If it is gone or locked already, a lease ran out and a
         // worker took it; that run finds the job's work done (turns check their state first).
@@ -122,7 +122,12 @@ export class BullMqJobQueue implements JobQueue {
       async (job) => {
         here.fetched++;
         try {
-          await handler(job.data, { id: job.id ?? '', attempt: job.attemptsMade + 1, local: false });
+          await handler(job.data, {
+            id: job.id ?? '',
+            attempt: job.attemptsMade + 1,
+            maxAttempts: job.opts.attempts ?? 1,
+            local: false,
+          });
         } finally {
           here.fetched--;
         }

@@ -74,7 +74,7 @@ export class InProcessJobQueue implements JobQueue {
       const job = q.ready.shift()!;
       q.running++;
       entry
-        .handler(job.data, { id: job.id, attempt: job.attempt, local: true })
+        .handler(job.data, { id: job.id, attempt: job.attempt, maxAttempts: this.maxAttempts, local: true })
         .then(
           () => q.known.delete(job.id),
           () => {

@@ -7,6 +7,8 @@ export interface JobContext {
   id: string;
   /** 1 on the first run; higher when a failed or stalled job runs again. */
   attempt: number;
+  /** Runs the job gets in all, when the queue knows it: a failure on the last one is final. */
+  maxAttempts?: number;
   /**
    * True when the process that enqueued the job runs it (in-process queue, or `preferLocal`);
    * false when a worker fetched it from the queue, so whoever enqueued it may be elsewhere.

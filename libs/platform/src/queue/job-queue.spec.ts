@@ -46,18 +46,28 @@ describe.each([
     expect(ranAt[0] - enqueuedAt).toBeGreaterThanOrEqual(280);
   });
 
-  it('retries a failed job with a higher attempt number', async () => {
-    const attempts: number[] = [];
+  it('retries a failed job with a higher attempt number, telling each run how many it gets', async () => {
+    const attempts: string[] = [];
     await queue.process(
       'turns',
       async (_d, job) => {
-        attempts.push(job.attempt);
+        attempts.push(`${job.attempt}/${job.maxAttempts}`);
         if (job.attempt === 1) throw new Error('first run fails');
       },
       { concurrency: 1 },
     );
     await queue.enqueue('turns', 'turn:d:1', {});
     await until(() => attempts.length === 2, 5000, 20);
-    expect(attempts).toEqual([1, 2]);
+    expect(attempts).toEqual(['1/5', '2/5']);
+  });
+
+  it('runs a job started here (preferLocal) with the same attempt count', async () => {
+    const seen: string[] = [];
+    await queue.process('turns', async (_d, job) => void seen.push(`${job.attempt}/${job.maxAttempts}`), {
+      concurrency: 1,
+    });
+    await queue.enqueue('turns', 'turn:e:1', {}, { preferLocal: true });
+    await until(() => seen.length === 1, 5000, 20);
+    expect(seen).toEqual(['1/5']);
   });
 });

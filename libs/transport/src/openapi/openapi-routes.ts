@@ -40,6 +40,21 @@ const sharedEntity = z.strictObject({ collection: z.enum(['providers', 'models']
 const grant = sharedEntity.extend({ grantee: z.string().min(1).max(200) });
 const shareRequest = z.strictObject({ permission: z.enum(['read', 'manage']) });
 
+/** A document collection's code, and one of its documents. */
+const documentCollection = z.strictObject({ code: z.string().min(1).max(8) });
+const document = documentCollection.extend({ id: z.string().min(1).max(200) });
+const metadataValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+/** The JSON form; a multipart upload sends `file` (.txt, .md, .html, .pdf) and these fields but `text` (metadata as JSON). */
+const documentRequest = z.strictObject({
+  documentId: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$/)
+    .optional(),
+  title: z.string().min(1).max(500),
+  text: z.string().min(1),
+  metadata: z.record(z.string(), metadataValue).optional(),
+});
+
 const get = (path: string, operationId: string, summary: string, tag: string, params?: z.ZodObject): RouteDoc => ({
   method: 'get',
   path,
@@ -153,6 +168,56 @@ export const ROUTES: readonly RouteDoc[] = [
     status: 204,
     reply: 'none',
   },
+  {
+    method: 'post',
+    path: '/api/v1/collections/{code}/documents',
+    operationId: 'addDocument',
+    tag: 'knowledge',
+    summary:
+      'Add (or, with a known documentId, replace) a document: JSON, or a multipart upload of one .txt, .md, .html or .pdf file. 202 once queued; wait=true waits for its ingestion',
+    params: documentCollection.extend({
+      wait: z.enum(['true', 'false']).optional(),
+      timeoutMs: z.string().regex(/^\d+$/).optional(),
+    }),
+    body: {
+      name: 'DocumentRequest',
+      schema: documentRequest,
+      contentTypes: ['application/json', 'multipart/form-data'],
+    },
+    status: 202,
+    reply: 'json',
+  },
+  get(
+    '/api/v1/collections/{code}/documents',
+    'listDocuments',
+    "A collection's documents with their status, chunk and token counts, and its totals",
+    'knowledge',
+    documentCollection,
+  ),
+  get(
+    '/api/v1/collections/{code}/documents/{id}',
+    'getDocument',
+    'A document and its ingestion status',
+    'knowledge',
+    document,
+  ),
+  {
+    method: 'delete',
+    path: '/api/v1/collections/{code}/documents/{id}',
+    operationId: 'deleteDocument',
+    tag: 'knowledge',
+    summary: 'Remove a document and its chunks',
+    params: document,
+    status: 204,
+    reply: 'none',
+  },
+  get(
+    '/api/v1/collections/{code}',
+    'getCollectionCounts',
+    "A collection's document, chunk and token counts",
+    'knowledge',
+    documentCollection,
+  ),
   {
     method: 'post',
     path: '/api/v1/keys',
