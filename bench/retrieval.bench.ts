@@ -12,13 +12,14 @@
  * The corpora past the ingestion run are embedded in process with the simulator's own function
  * (the same vectors, without the HTTP).
  * - retrieval in turns: the all-in-one server in this process (fresh database, the simulator at
- *   zero latency in a process of its own), BENCH_TURNS_RAG turns (default 200, after
- *   BENCH_RAG_WARMUP, default 20) of an action with a
- *   collection of BENCH_RAG_DOCUMENTS documents (default 250, four chunks each) interleaved with
- *   as many of the same action without it, each turn on a new conversation, timed over HTTP here;
- *   the time retrieval adds is a turn's time with the collection less the embedding call's own
- *   latency (recorded in its ContextRetrieved) against the turns without: p50 against p50, p95
- *   against p95.
+ *   zero latency in a process of its own), BENCH_TURNS_RAG rounds (default 200, after
+ *   BENCH_RAG_WARMUP, default 20): in each, one turn of an action per store of BENCH_RAG_STORES
+ *   (default exact,pgvector: the exact scan in the server's PostgreSQL, and pgvector's HNSW in an
+ *   embedded PGlite that the vector store's connectionUrl points at), each collection holding
+ *   BENCH_RAG_DOCUMENTS documents (default 250, four chunks each), and one turn of the same action
+ *   without a collection, each on a new conversation, timed over HTTP here. The time retrieval adds
+ *   is a turn's time with the collection less the embedding call's own latency (recorded in its
+ *   ContextRetrieved) against the turns without: p50 against p50, p95 against p95.
  * Run with `npm run bench:retrieval` (BENCH_PARTS=stores or BENCH_PARTS=turns runs one part);
  * results in bench/README.md.
  */
@@ -46,7 +47,7 @@ import {
 import { createLogger } from '../libs/observability/src';
 import { InProcessJobQueue } from '../libs/platform/src/queue/in-process-job-queue';
 import { tokenCounter } from '../libs/prompt/src';
-import { putDocuments } from '../libs/testing/src';
+import { putDocuments, startEmbeddedPostgresForTest } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 import { testCatalog } from '../test/support/test-catalog';
 import { BreakerRegistry } from '../libs/llm/src/breaker-registry';
@@ -274,10 +275,28 @@ const RAG_TURNS = Number(process.env.BENCH_TURNS_RAG ?? 200);
 const RAG_DOCUMENTS = Number(process.env.BENCH_RAG_DOCUMENTS ?? 250);
 const WARM_UP = Number(process.env.BENCH_RAG_WARMUP ?? 20);
 
-/** Turns of one action with a collection and the same action without, in one server in this process. */
+/** Where the turn benchmark's collection lives: the server's own PostgreSQL, or an embedded PGlite with pgvector. */
+type RagStore = 'exact' | 'pgvector';
+const RAG_STORES = (process.env.BENCH_RAG_STORES ?? 'exact,pgvector').split(',') as RagStore[];
+
+/** What one turn of a collection's action recorded in its ContextRetrieved, and how long it took here. */
+interface RagSample {
+  ms: number;
+  embedding: number;
+  search: number;
+  chunks: number;
+}
+
+/**
+ * Turns of actions with a collection and of the same action without, in one server in this
+ * process, interleaved. Each store in BENCH_RAG_STORES gets its own collection and action: the
+ * exact scan in the server's PostgreSQL, and pgvector (HNSW) in an embedded PGlite reached
+ * through the vector store's connectionUrl, as a deployment with a pgvector database would run.
+ */
 async function turns(): Promise<void> {
   const db = await createBenchDatabase();
   const sim = await startSimulatorProcess();
+  const embedded = RAG_STORES.includes('pgvector') ? await startEmbeddedPostgresForTest() : null;
   const adminKey = `pk_bench_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
     DATABASE_URL: db.url,
@@ -303,6 +322,7 @@ async function turns(): Promise<void> {
       llmActionPrompt: 'Answer from the documents when they apply.',
       documents,
     });
+    const collection = { llmSimilarityThreshold: 0.1, llmResultCount: 4 };
     await app.get(CatalogService).apply(
       {
         ...catalog,
@@ -310,11 +330,26 @@ async function turns(): Promise<void> {
           ...catalog.models,
           { code: 'EMB', llmModelName: 'sim-embed', llmProvider: 'SIM', modelType: 'embedding', instanceWide: true },
         ],
-        vectorStores: [{ code: 'KB', description: 'Knowledge base', llmEmbeddingModel: 'EMB' }],
-        documentCollections: [
-          { code: 'FAQ', llmVectorStore: 'KB', collectionName: 'faq', llmSimilarityThreshold: 0.1, llmResultCount: 4 },
+        vectorStoreTypes: [{ code: 'PGV', description: 'pgvector' }],
+        vectorStores: [
+          { code: 'KB', description: 'Knowledge base', llmEmbeddingModel: 'EMB' },
+          ...(embedded
+            ? [
+                {
+                  code: 'KBV',
+                  description: 'pgvector on PGlite',
+                  llmVectorStoreType: 'PGV',
+                  connectionUrl: embedded.url,
+                  llmEmbeddingModel: 'EMB',
+                },
+              ]
+            : []),
         ],
-        actions: [...catalog.actions, action('RAG', ['FAQ']), action('NORAG', [])],
+        documentCollections: [
+          { code: 'FAQ', llmVectorStore: 'KB', collectionName: 'faq', ...collection },
+          ...(embedded ? [{ code: 'FAQV', llmVectorStore: 'KBV', collectionName: 'faq', ...collection }] : []),
+        ],
+        actions: [...catalog.actions, action('RAG', ['FAQ']), action('RAGV', ['FAQV']), action('NORAG', [])],
       },
       { dryRun: false },
     );
@@ -324,10 +359,18 @@ async function turns(): Promise<void> {
       title: `Document ${d}`,
       chunks: Array.from({ length: 4 }, () => Array.from({ length: 6 }, () => sentence(rand)).join(' ')),
     }));
-    const loadStarted = performance.now();
-    for (let i = 0; i < documents.length; i += 50)
-      await putDocuments(app.get(Collections), 'FAQ', documents.slice(i, i + 50));
-    const loadS = (performance.now() - loadStarted) / 1000;
+    const stores = RAG_STORES.map((kind) => ({
+      kind,
+      collection: kind === 'exact' ? 'FAQ' : 'FAQV',
+      action: kind === 'exact' ? 'RAG' : 'RAGV',
+    }));
+    const loadS: Record<string, number> = {};
+    for (const store of stores) {
+      const loadStarted = performance.now();
+      for (let i = 0; i < documents.length; i += 50)
+        await putDocuments(app.get(Collections), store.collection, documents.slice(i, i + 50));
+      loadS[store.kind] = (performance.now() - loadStarted) / 1000;
+    }
 
     const call = async (path: string, body: unknown) => {
       const res = await fetch(`${url}${path}`, {
@@ -339,61 +382,67 @@ async function turns(): Promise<void> {
       if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
-    const store = app.get<EventStore>(EVENT_STORE);
+    const eventStore = app.get<EventStore>(EVENT_STORE);
     const queries = seeded(11);
-    const turn = async (actionCode: string) => {
+    const turn = async (actionCode: string, content: string) => {
       const { conversationId } = await call('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode });
-      const content = documents[Math.floor(queries() * documents.length)].chunks[0].split(' ').slice(0, 12).join(' ');
       const started = performance.now();
       const reply = await call(`/api/v1/conversations/${conversationId as string}/messages`, { content });
       const ms = performance.now() - started;
       if (reply.status !== 'CO') throw new Error(`turn ended ${String(reply.status)}`);
       return { id: conversationId as string, ms };
     };
-    const withCollection: number[] = [];
-    const beyondSearch: number[] = [];
-    const embeddingMs: number[] = [];
-    const searchMs: number[] = [];
-    const chunks: number[] = [];
+    const sampled = async (actionCode: string, content: string): Promise<RagSample> => {
+      const rag = await turn(actionCode, content);
+      const events = await eventStore.readStream(`conversation-${rag.id}`);
+      const retrieved = events.find((e) => e.type === 'ContextRetrieved')?.data as
+        { searches: { latencyMs: number; searchMs: number; error?: string }[]; chunks: unknown[] } | undefined;
+      if (!retrieved) throw new Error(`a turn of ${actionCode} recorded no ContextRetrieved`);
+      const failed = retrieved.searches.find((s) => s.error);
+      if (failed) throw new Error(`a search of ${actionCode} failed: ${failed.error}`);
+      return {
+        ms: rag.ms,
+        embedding: Math.max(...retrieved.searches.map((s) => s.latencyMs)),
+        search: Math.max(...retrieved.searches.map((s) => s.searchMs)),
+        chunks: retrieved.chunks.length,
+      };
+    };
+    const samples = new Map<RagStore, RagSample[]>(stores.map((s) => [s.kind, []]));
     const without: number[] = [];
     for (let i = 0; i < WARM_UP + RAG_TURNS; i++) {
-      const rag = await turn('RAG');
-      const plain = await turn('NORAG');
+      const content = documents[Math.floor(queries() * documents.length)].chunks[0].split(' ').slice(0, 12).join(' ');
+      const round = [];
+      for (const store of stores) round.push([store.kind, await sampled(store.action, content)] as const);
+      const plain = await turn('NORAG', content);
       if (i < WARM_UP) continue;
-      const events = await store.readStream(`conversation-${rag.id}`);
-      const retrieved = events.find((e) => e.type === 'ContextRetrieved')?.data as
-        { searches: { latencyMs: number; searchMs: number }[]; chunks: unknown[] } | undefined;
-      if (!retrieved) throw new Error('a turn of RAG recorded no ContextRetrieved');
-      const embedding = Math.max(...retrieved.searches.map((s) => s.latencyMs));
-      const search = Math.max(...retrieved.searches.map((s) => s.searchMs));
-      withCollection.push(rag.ms - embedding);
-      beyondSearch.push(rag.ms - embedding - search);
-      embeddingMs.push(embedding);
-      searchMs.push(search);
-      chunks.push(retrieved.chunks.length);
+      for (const [kind, sample] of round) samples.get(kind)!.push(sample);
       without.push(plain.ms);
     }
-    const a = percentiles(withCollection);
-    const b = percentiles(without);
-    const c = percentiles(beyondSearch);
-    const e = percentiles(embeddingMs);
-    const s = percentiles(searchMs);
     const f = (n: number) => n.toFixed(2);
-    process.stdout.write(
-      `\nretrieval in turns: ${RAG_TURNS} turns each, ${RAG_DOCUMENTS * 4} chunks (loaded in ${loadS.toFixed(1)} s), ` +
-        `${(chunks.reduce((x, y) => x + y, 0) / chunks.length).toFixed(1)} chunks kept a turn on average\n` +
-        `| turns | p50 ms | p95 ms |\n|---|---:|---:|\n` +
-        `| without the collection | ${f(b.p50)} | ${f(b.p95)} |\n` +
-        `| with it, less the embedding call | ${f(a.p50)} | ${f(a.p95)} |\n` +
-        `| **added by retrieval** | **${f(a.p50 - b.p50)}** | **${f(a.p95 - b.p95)}** |\n` +
-        `| with it, less the embedding call and the vector search | ${f(c.p50)} | ${f(c.p95)} |\n` +
-        `| **added by Parley's retrieval step beyond the store** | **${f(c.p50 - b.p50)}** | **${f(c.p95 - b.p95)}** |\n` +
-        `| the embedding call (recorded) | ${f(e.p50)} | ${f(e.p95)} |\n` +
-        `| the vector search alone (recorded) | ${f(s.p50)} | ${f(s.p95)} |\n`,
-    );
+    const b = percentiles(without);
+    let table =
+      `\nretrieval in turns: ${RAG_TURNS} turns each, ${RAG_DOCUMENTS * 4} chunks a collection\n` +
+      `| turns | p50 ms | p95 ms |\n|---|---:|---:|\n| without a collection | ${f(b.p50)} | ${f(b.p95)} |\n`;
+    for (const store of stores) {
+      const list = samples.get(store.kind)!;
+      const name = store.kind === 'exact' ? 'exact scan, PostgreSQL' : 'pgvector (HNSW), PGlite';
+      const a = percentiles(list.map((x) => x.ms - x.embedding));
+      const c = percentiles(list.map((x) => x.ms - x.embedding - x.search));
+      const e = percentiles(list.map((x) => x.embedding));
+      const s = percentiles(list.map((x) => x.search));
+      const kept = list.reduce((n, x) => n + x.chunks, 0) / list.length;
+      table +=
+        `| ${name}: with the collection, less the embedding call (loaded in ${loadS[store.kind].toFixed(1)} s, ${kept.toFixed(1)} chunks kept a turn) | ${f(a.p50)} | ${f(a.p95)} |\n` +
+        `| ${name}: **added by retrieval beyond the embedding call** | **${f(a.p50 - b.p50)}** | **${f(a.p95 - b.p95)}** |\n` +
+        `| ${name}: added by Parley's retrieval step beyond the store | ${f(c.p50 - b.p50)} | ${f(c.p95 - b.p95)} |\n` +
+        `| ${name}: the embedding call (recorded) | ${f(e.p50)} | ${f(e.p95)} |\n` +
+        `| ${name}: the vector search alone (recorded) | ${f(s.p50)} | ${f(s.p95)} |\n`;
+    }
+    process.stdout.write(table);
   } finally {
     await app.close();
     sim.close();
+    await embedded?.stop();
     await db.drop();
   }
 }
