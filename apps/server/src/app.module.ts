@@ -2,7 +2,13 @@ import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
 import { ReadModelsModule } from '@parley/read-models';
-import { CommandTransportModule, IntegrationRelayModule, OpenApiModule, QueryTransportModule } from '@parley/transport';
+import {
+  CommandTransportModule,
+  IntegrationRelayModule,
+  JsonRpcModule,
+  OpenApiModule,
+  QueryTransportModule,
+} from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
 export interface AppOptions {
@@ -21,6 +27,7 @@ export class AppModule {
         QueryTransportModule,
         CommandTransportModule.forRoot(ConversationModule),
         IntegrationRelayModule,
+        JsonRpcModule,
         OpenApiModule,
       ],
     };
