@@ -1,7 +1,11 @@
+import { NestFactory } from '@nestjs/core';
 import { ClientProxyFactory, NatsRecordBuilder, Transport, type ClientProxy } from '@nestjs/microservices';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { connect, headers, type NatsConnection } from 'nats';
 import { firstValueFrom } from 'rxjs';
+import { ConsumerModule } from '../examples/nestjs-consumer/consumer.module';
+import { Outbox } from '../examples/nestjs-consumer/conversation-events.controller';
+import { JetStreamEvents } from '../examples/nestjs-consumer/jetstream-events.strategy';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
 
 /**
@@ -113,4 +117,32 @@ describe('NestJS microservice clients (ClientProxy, Transport.NATS)', () => {
     expect(Array.isArray(actions)).toBe(true);
     expect(actions.length).toBeGreaterThan(0);
   });
+
+  it('feeds the integration events to the example’s @EventPattern handlers from a durable JetStream consumer', async () => {
+    parley.simulator.script([{ when: { lastUserMessage: /crate 9/ }, reply: { text: 'Crate 9 ships Monday.' } }]);
+    const started = await firstValueFrom(
+      client.send(`${prefix}.cmd.startConversation`, { agentCode: 'HELPDESK', actionCode: 'CHAT' }),
+    );
+    const id = started.conversationId as string;
+    await firstValueFrom(
+      client.send(`${prefix}.cmd.sendMessage`, { conversationId: id, content: 'When does crate 9 ship?' }),
+    );
+
+    // Started after the events were published: the durable consumer reads them from the stream.
+    const consumer = await NestFactory.createMicroservice(ConsumerModule, {
+      strategy: new JetStreamEvents({ connection: { servers: parley.config.nats.url! }, prefix, durable: 'example' }),
+      logger: false,
+    });
+    await consumer.listen();
+    try {
+      const outbox = consumer.get(Outbox);
+      const repliesOf = () => outbox.replies.filter((r) => r.conversationId === id);
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && repliesOf().length === 0;)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(outbox.started).toContain(id);
+      expect(repliesOf()).toEqual([{ conversationId: id, text: 'Crate 9 ships Monday.', eventId: expect.any(String) }]);
+    } finally {
+      await consumer.close();
+    }
+  }, 30_000);
 });
