@@ -230,8 +230,29 @@ describe('JSON-RPC 2.0 on POST /rpc and NATS <prefix>.rpc', () => {
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
   });
 
-  it('counts every call of a batch against the caller’s rate limit', async () => {
-    const limited = await startParley('json_rpc_limit_e2e', { RATE_LIMIT_PER_MINUTE: '3' });
+  it('refuses a body over the HTTP limit as a whole, PAYLOAD_TOO_LARGE with id null, and runs none of it', async () => {
+    const id = randomUUID();
+    const call = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'startConversation',
+      params: { agentCode: 'HELPDESK', actionCode: 'CHAT', conversationId: id },
+    };
+    const big = {
+      ...call,
+      params: { ...call.params, metadata: { note: 'x'.repeat(parley.config.http.bodyLimitBytes) } },
+    };
+    const res = await http.send([call, big]);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ id: null, error: { code: -32013, data: { code: 'PAYLOAD_TOO_LARGE' } } });
+    expect(await eventCount(id)).toBe(0);
+  });
+
+  it('counts every call of a batch against the caller’s rate limit, and refuses a NATS message over the limit whole', async () => {
+    const limited = await startParley('json_rpc_limit_e2e', {
+      RATE_LIMIT_PER_MINUTE: '3',
+      NATS_MAX_PAYLOAD_BYTES: '1024',
+    });
     try {
       const calls = Array.from({ length: 5 }, (_, n) => ({ jsonrpc: '2.0', id: n, method: 'getAllActions' }));
       const res = await fetch(`${limited.url}/rpc`, {
@@ -244,6 +265,15 @@ describe('JSON-RPC 2.0 on POST /rpc and NATS <prefix>.rpc', () => {
       expect(codes.filter((c: string) => c === 'ok')).toHaveLength(3);
       expect(codes.filter((c: string) => c === 'RATE_LIMITED')).toHaveLength(2);
       expect(body.find((r) => r.error)?.error?.code).toBe(-32029);
+
+      const h = headers();
+      h.set('authorization', `Bearer ${ADMIN_KEY}`);
+      const call = { jsonrpc: '2.0', id: 1, method: 'getAllActions', params: { padding: 'x'.repeat(2000) } };
+      const big = await nc.request(`${limited.config.prefix}.rpc`, JSON.stringify(call), {
+        headers: h,
+        timeout: 10_000,
+      });
+      expect(big.json()).toMatchObject({ id: null, error: { code: -32013, data: { code: 'PAYLOAD_TOO_LARGE' } } });
     } finally {
       await limited.close();
     }

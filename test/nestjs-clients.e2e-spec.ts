@@ -109,6 +109,33 @@ describe('NestJS microservice clients (ClientProxy, Transport.NATS)', () => {
     expect(await eventCount(id)).toBe(before);
   });
 
+  it('refuses a packet over NATS_MAX_PAYLOAD_BYTES in NestJS’s shape, and runs none of it', async () => {
+    const limited = await startParley('nestjs_clients_limit_e2e', { NATS_MAX_PAYLOAD_BYTES: '1024' });
+    const small = ClientProxyFactory.create({
+      transport: Transport.NATS,
+      options: { servers: [limited.config.nats.url!], headers: { authorization: `Bearer ${ADMIN_KEY}` } },
+    });
+    try {
+      const id = '00000000-0000-4000-8000-0000000000aa';
+      const start = {
+        agentCode: 'HELPDESK',
+        actionCode: 'CHAT',
+        conversationId: id,
+        metadata: { note: 'x'.repeat(2000) },
+      };
+      await expect(firstValueFrom(small.send(`${limited.config.prefix}.cmd.startConversation`, start))).rejects.toEqual(
+        {
+          error: expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }),
+        },
+      );
+      const store = limited.app.get<EventStore>(EVENT_STORE);
+      expect(await store.readStream(`conversation-${id}`).catch(() => [])).toEqual([]);
+    } finally {
+      await small.close();
+      await limited.close();
+    }
+  }, 30_000);
+
   it('takes the credential of one request from a NatsRecordBuilder header', async () => {
     const h = headers();
     h.set('authorization', `Bearer ${ADMIN_KEY}`);

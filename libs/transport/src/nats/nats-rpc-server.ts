@@ -72,10 +72,11 @@ export class NatsRpcServer {
     if (!msg.reply || !isInbox(this.prefix, msg.reply)) return;
     const name = msg.subject.slice(this.options.root.length + 1);
     const subject = `${this.options.root}.${methodOf(this.options.methods, name) ? name : 'unknown'}`;
-    // Not read at all when over the limit: the request is refused for its size first.
-    const decoded = msg.data.length <= this.options.maxPayloadBytes ? decodeJson(msg.data) : undefined;
+    // Read even when over NATS_MAX_PAYLOAD_BYTES (NATS's own max_payload bounds it), so that a
+    // NestJS client is refused in its own shape; the size is checked before the payload is used.
+    const decoded = decodeJson(msg.data);
     const packet = nestPacketOf(decoded, msg.subject);
-    const payload: Decoded | undefined = packet ? { value: packet.data ?? {} } : decoded;
+    const payload: Decoded = packet ? { value: packet.data ?? {} } : decoded;
     let body: unknown;
     try {
       const result = await observeNatsRequest(this.options.metrics, { subject, headers: msg.headers }, () =>
@@ -95,7 +96,7 @@ export class NatsRpcServer {
     }
   }
 
-  private async run(name: string, msg: Msg, payload: Decoded | undefined): Promise<unknown> {
+  private async run(name: string, msg: Msg, payload: Decoded): Promise<unknown> {
     const method = methodOf(this.options.methods, name);
     if (!method)
       throw new DomainError('NOT_FOUND', `There is no method '${name}' on ${this.options.root}.`, {
@@ -132,9 +133,7 @@ export function decodeJson(data: Uint8Array): Decoded {
   }
 }
 
-function valueOf(decoded: Decoded | undefined): unknown {
-  // Only a payload over the limit is left unread, and the size check refused it before.
-  if (!decoded) throw new DomainError('PAYLOAD_TOO_LARGE', 'The request payload is over the size limit.');
+function valueOf(decoded: Decoded): unknown {
   if ('error' in decoded) throw decoded.error;
   return decoded.value;
 }
@@ -145,8 +144,8 @@ const NEST_PACKET_KEYS = new Set(['pattern', 'data', 'id']);
  * The request as a NestJS ClientProxy sends it over NATS: `{pattern, data, id}` (data left out
  * when undefined), its pattern the subject it was sent to. Anything else is a plain payload.
  */
-function nestPacketOf(decoded: Decoded | undefined, subject: string): { id: string; data: unknown } | null {
-  if (!decoded || !('value' in decoded)) return null;
+function nestPacketOf(decoded: Decoded, subject: string): { id: string; data: unknown } | null {
+  if (!('value' in decoded)) return null;
   const value = decoded.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const packet = value as Record<string, unknown>;
