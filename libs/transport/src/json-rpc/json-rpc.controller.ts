@@ -25,7 +25,10 @@ export class JsonRpcController {
       void reply.status(400);
       return parseErrorResponse();
     }
-    const answer = await this.dispatcher.dispatch(message.value, principal);
+    const answer = await this.dispatcher.dispatch(message.value, {
+      principal,
+      authorization: request.headers.authorization,
+    });
     if (answer === null) void reply.status(204);
     return answer;
   }

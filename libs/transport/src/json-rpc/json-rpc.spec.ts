@@ -27,7 +27,10 @@ describe('JsonRpcDispatcher', () => {
   });
 
   it('answers an unexpected failure -32603 with INTERNAL in data, the failure logged and not shown', async () => {
-    const answer = await dispatcher.dispatch({ jsonrpc: '2.0', id: 1, method: 'broken' }, DEV_PRINCIPAL);
+    const answer = await dispatcher.dispatch(
+      { jsonrpc: '2.0', id: 1, method: 'broken' },
+      { principal: DEV_PRINCIPAL, authorization: undefined },
+    );
     expect(answer).toEqual({
       jsonrpc: '2.0',
       id: 1,
@@ -42,7 +45,10 @@ describe('JsonRpcDispatcher', () => {
   });
 
   it('answers a Parley error in the server range with its body in data', async () => {
-    const answer = await dispatcher.dispatch({ jsonrpc: '2.0', id: 'b', method: 'busy' }, DEV_PRINCIPAL);
+    const answer = await dispatcher.dispatch(
+      { jsonrpc: '2.0', id: 'b', method: 'busy' },
+      { principal: DEV_PRINCIPAL, authorization: undefined },
+    );
     expect(answer).toEqual({
       jsonrpc: '2.0',
       id: 'b',
@@ -76,16 +82,22 @@ describe('JsonRpcDispatcher', () => {
   it('refuses a batch over the limit whole, runs nothing, and answers ids of the wrong type with null', async () => {
     const calls = Array.from({ length: 101 }, (_, n) => ({ jsonrpc: '2.0', id: n, method: 'broken' }));
     internals.length = 0;
-    expect(await dispatcher.dispatch(calls, DEV_PRINCIPAL)).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(await dispatcher.dispatch(calls, { principal: DEV_PRINCIPAL, authorization: undefined })).toMatchObject({
+      id: null,
+      error: { code: -32600 },
+    });
     expect(internals).toHaveLength(0);
     expect(
       await dispatcher.dispatch(
         { jsonrpc: '2.0', id: { no: 1 }, method: 'echo', params: { text: 'x' } },
-        DEV_PRINCIPAL,
+        { principal: DEV_PRINCIPAL, authorization: undefined },
       ),
     ).toMatchObject({ id: null, error: { code: -32600, data: { details: { problems: [{ path: 'id' }] } } } });
     expect(
-      await dispatcher.dispatch({ jsonrpc: '2.0', id: 2, method: 'echo', params: { text: 'x' } }, DEV_PRINCIPAL),
+      await dispatcher.dispatch(
+        { jsonrpc: '2.0', id: 2, method: 'echo', params: { text: 'x' } },
+        { principal: DEV_PRINCIPAL, authorization: undefined },
+      ),
     ).toEqual({ jsonrpc: '2.0', id: 2, result: 'x' });
   });
 });

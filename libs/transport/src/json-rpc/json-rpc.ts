@@ -4,6 +4,7 @@ import { DomainError, ERROR_STATUS, errorBody, type ErrorBody } from '@parley/co
 type ErrorCode = keyof typeof ERROR_STATUS;
 import { unavailableError } from '@parley/platform';
 import { invokeMethod, methodOf, type RpcMethods } from '../nats/rpc-method';
+import type { Forward } from './json-rpc-forward';
 
 /** Where JSON-RPC is served over HTTP; HttpErrorFilter answers the errors of its requests as JSON-RPC errors. */
 export const JSON_RPC_PATH = '/rpc';
@@ -88,7 +89,15 @@ class MethodNotFound extends DomainError {
 
 export interface JsonRpcOptions {
   rateLimiter: SubjectRateLimiter;
+  /** Where a method of the other table goes when this process does not serve it (forwarderOf). */
+  forwardOf?(name: string): Forward | undefined;
   onInternal?(err: unknown): void;
+}
+
+/** Who calls: the authenticated principal, and the credential it came with (for a forwarded call). */
+export interface JsonRpcCaller {
+  principal: Principal;
+  authorization: string | undefined;
 }
 
 const isId = (id: unknown): id is JsonRpcId => id === null || typeof id === 'string' || typeof id === 'number';
@@ -98,7 +107,8 @@ const isId = (id: unknown): id is JsonRpcId => id === null || typeof id === 'str
  * the method is the operation's name, params its payload). Each call is checked and run as the
  * other doors run it (roles, one request of the caller's rate limit, the operation's schema).
  * A batch's calls run concurrently and are answered in the batch's order; a notification (no
- * `id`) runs and is not answered; a message of notifications only is answered with nothing.
+ * `id`) runs and is not answered; a message of notifications only is answered with nothing. A
+ * method of a table this process does not serve is forwarded (`forwardOf`) when there is one.
  */
 export class JsonRpcDispatcher {
   constructor(
@@ -106,17 +116,17 @@ export class JsonRpcDispatcher {
     private readonly options: JsonRpcOptions,
   ) {}
 
-  async dispatch(message: unknown, principal: Principal): Promise<JsonRpcReply> {
-    if (!Array.isArray(message)) return this.call(message, principal);
+  async dispatch(message: unknown, caller: JsonRpcCaller): Promise<JsonRpcReply> {
+    if (!Array.isArray(message)) return this.call(message, caller);
     if (message.length === 0) return invalidRequest(null, '(batch)', 'is an empty array');
     if (message.length > MAX_BATCH_CALLS)
       return invalidRequest(null, '(batch)', `holds ${message.length} calls; at most ${MAX_BATCH_CALLS}`);
-    const answers = await Promise.all(message.map((member) => this.call(member, principal)));
+    const answers = await Promise.all(message.map((member) => this.call(member, caller)));
     const responses = answers.filter((answer): answer is JsonRpcResponse => answer !== null);
     return responses.length > 0 ? responses : null;
   }
 
-  private async call(request: unknown, principal: Principal): Promise<JsonRpcResponse | null> {
+  private async call(request: unknown, caller: JsonRpcCaller): Promise<JsonRpcResponse | null> {
     if (typeof request !== 'object' || request === null || Array.isArray(request))
       return invalidRequest(null, '(request)', 'expected an object');
     const { jsonrpc, method: name, params, id } = request as Record<string, unknown>;
@@ -130,29 +140,27 @@ export class JsonRpcDispatcher {
 
     let response: JsonRpcResponse;
     try {
-      response = { jsonrpc: '2.0', id: answerId, result: await this.run(name, params, principal) };
+      response = { jsonrpc: '2.0', id: answerId, result: await this.run(name, params, caller) };
     } catch (err) {
       response = errorResponse(answerId, this.errorOf(err));
     }
     return notification ? null : response;
   }
 
-  private async run(name: string, params: unknown, principal: Principal): Promise<unknown> {
+  private async run(name: string, params: unknown, caller: JsonRpcCaller): Promise<unknown> {
+    const byName = () => {
+      if (Array.isArray(params))
+        throw DomainError.validation(
+          [{ path: 'params', message: 'expected an object of named fields, not an array' }],
+          'Invalid params: params are passed by name.',
+        );
+      return params ?? {};
+    };
     const method = methodOf(this.methods(), name);
-    if (!method) throw new MethodNotFound(name);
-    return invokeMethod(
-      method,
-      principal,
-      () => {
-        if (Array.isArray(params))
-          throw DomainError.validation(
-            [{ path: 'params', message: 'expected an object of named fields, not an array' }],
-            'Invalid params: params are passed by name.',
-          );
-        return params ?? {};
-      },
-      this.options.rateLimiter,
-    );
+    if (method) return invokeMethod(method, caller.principal, byName, this.options.rateLimiter);
+    const forward = this.options.forwardOf?.(name);
+    if (!forward) throw new MethodNotFound(name);
+    return forward(name, byName(), caller.authorization);
   }
 
   private errorOf(err: unknown): JsonRpcError {

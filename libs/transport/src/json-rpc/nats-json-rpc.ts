@@ -84,7 +84,10 @@ export class NatsJsonRpcDoor implements OnApplicationBootstrap, BeforeApplicatio
     const principal = await this.deps.authenticator.authenticateNatsHeaders(msg.headers);
     const decoded = decodeJson(msg.data);
     if ('error' in decoded) return parseErrorResponse();
-    return this.dispatcher.dispatch(decoded.value, principal);
+    return this.dispatcher.dispatch(decoded.value, {
+      principal,
+      authorization: msg.headers?.get('authorization') || undefined,
+    });
   }
 
   private errorOf(err: unknown) {
