@@ -111,4 +111,22 @@ describe('the benchmarks at smoke size', () => {
       );
     }
   }, 180_000);
+
+  it('bench:rpc compares a JSON-RPC batch of 20 queries with 20 single requests on both doors and prints its table', async () => {
+    const { code, out } = await runBenchmark('rpc.bench.ts', { BENCH_ROUNDS: '5', BENCH_WARMUP: '2' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/door.*p50 ms.*p95 ms.*queries\/s.*p50 ÷ batch p50/);
+    for (const door of ['HTTP', 'NATS']) {
+      expect(table).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^\\| ${door} \\| batch of 20 in one request \\| [\\d.]+ \\| [\\d.]+ \\| [\\d,]+ \\| 1\\.00 \\|$`),
+        ),
+      );
+      expect(table).toContainEqual(
+        expect.stringMatching(new RegExp(`^\\| ${door} \\| 20 single requests, one after another \\|`)),
+      );
+    }
+    expect(table).toContainEqual(expect.stringMatching(/^\| HTTP \| 20 plain GETs, all at once \|/));
+  }, 120_000);
 });

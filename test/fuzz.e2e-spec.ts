@@ -8,7 +8,7 @@ import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-a
 
 /**
  * Property-based fuzzing of every command and query, derived from the operation tables as the
- * front doors are, over HTTP and NATS: malformed JSON, wrong types, huge strings, `__proto__` and
+ * front doors are, over HTTP, NATS and JSON-RPC on both: malformed JSON, wrong types, huge strings, `__proto__` and
  * `constructor` keys, NUL, lone surrogates, deep nesting. Whatever comes in, Parley answers below
  * 500 (every backing service is up), a refused input appends nothing to the event store, and
  * memory stays bounded. `npm test` runs a fixed seed and a few runs; `npm run fuzz` runs long
@@ -158,7 +158,7 @@ function report<T extends { op: Operation; door: string; as: string; json: Json 
   );
 }
 
-describe('fuzzing every command and query over HTTP and NATS', () => {
+describe('fuzzing every command and query over HTTP, NATS and JSON-RPC', () => {
   let parley: ParleyUnderTest;
   let store: EventStore;
   let nc: NatsConnection;
@@ -277,6 +277,44 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
     return reply.error ? { status: ERROR_STATUS[reply.error.code] ?? 500, code: reply.error.code } : { status: 200 };
   }
 
+  /**
+   * Over JSON-RPC (`POST /rpc`, or NATS `<prefix>.rpc`): the payload as the call's params; a
+   * refusal's status is its HTTP status when the request is refused whole, else its data.code's.
+   */
+  async function overJsonRpc(
+    op: Operation,
+    json: Json,
+    as: Caller,
+    over: 'http' | 'nats',
+  ): Promise<{ status: number; code?: string }> {
+    const message = bytesOf(`{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(op.name)},"params":${json}}`);
+    let status = 200;
+    let text: string;
+    if (over === 'http') {
+      const send = () =>
+        fetch(`${parley.url}/rpc`, {
+          method: 'POST',
+          headers: { ...authorization(as), 'content-type': 'application/json' },
+          body: message,
+        });
+      const res = await send().catch((err: Error & { cause?: { code?: string } }) => {
+        if (err.cause?.code !== 'UND_ERR_SOCKET' && err.cause?.code !== 'ECONNRESET') throw err;
+        return send();
+      });
+      status = res.status;
+      text = await res.text();
+    } else {
+      if (message.length > nc.info!.max_payload) return { status: 413, code: 'PAYLOAD_TOO_LARGE' };
+      const h = headers();
+      for (const [name, credential] of Object.entries(authorization(as))) h.set(name, credential);
+      text = (await nc.request(`${parley.config.prefix}.rpc`, message, { headers: h, timeout: 20_000 })).string();
+    }
+    const reply = JSON.parse(text) as { error?: { data: { code: keyof typeof ERROR_STATUS } } };
+    const code = reply.error?.data.code;
+    if (status !== 200) return { status, code };
+    return code ? { status: ERROR_STATUS[code] ?? 500, code } : { status: 200 };
+  }
+
   it(
     'answers every input below 500 and appends nothing for a refused one',
     async () => {
@@ -284,7 +322,7 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
       const sample = fc.constantFrom(...OPERATIONS).chain((op) =>
         fc.record({
           op: fc.constant(op),
-          door: fc.constantFrom('http', 'nats'),
+          door: fc.constantFrom('http', 'nats', 'json-rpc http', 'json-rpc nats'),
           as: fc.constantFrom<Caller>('admin', 'admin', 'admin', 'client', 'none', 'garbage'),
           json: payload(op),
         }),
@@ -293,7 +331,12 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
       let head = await settledHead();
       await fc.assert(
         fc.asyncProperty(sample, async ({ op, door, as, json }) => {
-          const answer = door === 'http' && op.http ? await overHttp(op, json, as) : await overNats(op, json, as);
+          const answer =
+            door === 'json-rpc http' || door === 'json-rpc nats'
+              ? await overJsonRpc(op, json, as, door === 'json-rpc http' ? 'http' : 'nats')
+              : door === 'http' && op.http
+                ? await overHttp(op, json, as)
+                : await overNats(op, json, as);
           const where = `${op.name} over ${door} as ${as}: ${answer.status} ${answer.code ?? ''}`;
           expect({ where, serverError: answer.status >= 500 }).toEqual({ where, serverError: false });
           if (answer.status >= 400) expect({ where, head: await store.headPosition() }).toEqual({ where, head });
@@ -305,16 +348,14 @@ describe('fuzzing every command and query over HTTP and NATS', () => {
           numRuns: RUNS,
           endOnFailure: true,
           reporter: report,
-          examples: REGRESSIONS.map(
-            ([name, door, json]): [{ op: Operation; door: 'http' | 'nats'; as: Caller; json: Json }] => [
-              {
-                op: OPERATIONS.find((op) => op.name === name)!,
-                door,
-                as: 'admin',
-                json: json.replace('CID', conversationId),
-              },
-            ],
-          ),
+          examples: REGRESSIONS.map(([name, door, json]): [{ op: Operation; door: string; as: Caller; json: Json }] => [
+            {
+              op: OPERATIONS.find((op) => op.name === name)!,
+              door,
+              as: 'admin',
+              json: json.replace('CID', conversationId),
+            },
+          ]),
         },
       );
       expect(process.memoryUsage().rss - rssBefore).toBeLessThan(768 * 1024 * 1024);

@@ -103,6 +103,19 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(doc.paths['/api/v1/conversations']).toHaveProperty('post.operationId', 'startConversation');
   });
 
+  it('describes POST /rpc with the names of the command and query tables as its methods', () => {
+    const rpc = doc.paths['/rpc']!.post!;
+    expect(rpc.operationId).toBe('jsonRpc');
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(doc.components.schemas.JsonRpcRequest!);
+    const call = { jsonrpc: '2.0', id: 1, method: 'findConversation', params: { conversationId: 'c' } };
+    expect(validate(call)).toBe(true);
+    expect(validate([call, { jsonrpc: '2.0', method: 'startConversation', params: {} }])).toBe(true);
+    expect(validate({ ...call, method: 'mintApiKey' })).toBe(false);
+    expect(validate([])).toBe(false);
+    expect(Object.keys(rpc.responses)).toEqual(expect.arrayContaining(['200', '204', '400', '401']));
+  });
+
   it('is a well-formed OpenAPI 3.1 document: unique operation ids, declared path parameters, compilable schemas', () => {
     const ids = operations().map((o) => o.op.operationId);
     expect(new Set(ids).size).toBe(ids.length);

@@ -2,10 +2,10 @@ import type { DynamicModule } from '@nestjs/common';
 import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
 import { KnowledgeHttpModule } from '@parley/knowledge';
-import { CommandTransportModule } from '@parley/transport';
+import { CommandTransportModule, JsonRpcModule } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
-/** The command side: HTTP and NATS commands; turns run in apps/worker, read models in apps/projector. */
+/** The command side: HTTP and NATS commands, and JSON-RPC (queries forwarded); turns run in apps/worker, read models in apps/projector. */
 export class CommandApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
@@ -14,6 +14,7 @@ export class CommandApiModule {
         ...runtimeModules(config, { worker: false }),
         CommandTransportModule.forRoot(ConversationModule),
         KnowledgeHttpModule,
+        JsonRpcModule,
       ],
     };
   }

@@ -6,9 +6,9 @@ import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
 import { DatabaseModule, NatsModule, RedisModule } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
-import { QueryTransportModule } from '@parley/transport';
+import { JsonRpcModule, QueryTransportModule } from '@parley/transport';
 
-/** The query side: HTTP and NATS queries, auditors' reads and the SSE stream; projections run in apps/projector. */
+/** The query side: HTTP and NATS queries, auditors' reads, the SSE stream and JSON-RPC (commands forwarded); projections run in apps/projector. */
 export class QueryApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
@@ -23,6 +23,7 @@ export class QueryApiModule {
         AuthModule,
         ReadModelsModule.forRoot({ projections: false }),
         QueryTransportModule,
+        JsonRpcModule,
       ],
     };
   }

@@ -3,7 +3,13 @@ import type { Config } from '@parley/config';
 import { ConversationModule } from '@parley/conversation';
 import { KnowledgeHttpModule } from '@parley/knowledge';
 import { ReadModelsModule } from '@parley/read-models';
-import { CommandTransportModule, IntegrationRelayModule, OpenApiModule, QueryTransportModule } from '@parley/transport';
+import {
+  CommandTransportModule,
+  IntegrationRelayModule,
+  JsonRpcModule,
+  OpenApiModule,
+  QueryTransportModule,
+} from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
 
 export interface AppOptions {
@@ -23,6 +29,7 @@ export class AppModule {
         CommandTransportModule.forRoot(ConversationModule),
         KnowledgeHttpModule,
         IntegrationRelayModule,
+        JsonRpcModule,
         OpenApiModule,
       ],
     };

@@ -6,5 +6,6 @@ export { streamConversation } from './sse/conversation-stream';
 export { StreamHub } from './sse/stream-hub';
 export { integrationStreamName } from './nats/integration-relay';
 export { IntegrationRelayModule } from './nats/integration-relay.module';
+export { JsonRpcModule } from './json-rpc/json-rpc.module';
 export { OpenApiModule } from './openapi/openapi.module';
 export { runDeployable, listenForOperations } from './app/bootstrap';

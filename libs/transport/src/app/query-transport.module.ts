@@ -5,6 +5,7 @@ import { CatalogModule } from '@parley/catalog';
 import { LiveDeltasModule } from '@parley/read-models';
 import { operationsController } from '../http/operations.controller';
 import { NATS_QUERY_SERVER, natsFrontDoor } from '../nats/nats-front-door';
+import { jsonRpcTable } from '../json-rpc/json-rpc-methods';
 import { bindOperations, QUERY_OPERATIONS } from '../operations/bound-operations';
 import { QUERIES } from '../operations/query-table';
 import { StreamController } from '../sse/stream.controller';
@@ -14,7 +15,7 @@ const QueriesController = operationsController('QueriesController', QUERY_OPERAT
 
 /**
  * The query side's front doors: the HTTP routes and `<prefix>.qry.*` over NATS derived from
- * QUERIES, and the SSE stream. Needs ReadModelsModule, EventStoreModule, AuthModule,
+ * QUERIES (and JSON-RPC's methods when JsonRpcModule is in the app), and the SSE stream. Needs ReadModelsModule, EventStoreModule, AuthModule,
  * ObservabilityModule, NatsModule and DatabaseModule with CATALOG_ENTITIES.
  */
 @Module({
@@ -22,6 +23,7 @@ const QueriesController = operationsController('QueriesController', QUERY_OPERAT
   providers: [
     bindOperations(QUERY_OPERATIONS, QUERIES),
     natsFrontDoor(NATS_QUERY_SERVER, 'qry', QUERY_OPERATIONS),
+    jsonRpcTable(QUERY_OPERATIONS),
     {
       provide: StreamHub,
       inject: [CONFIG, EVENT_STORE],

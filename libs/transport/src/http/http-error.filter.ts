@@ -1,13 +1,15 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
 import { unavailableError } from '@parley/platform';
 import { DomainError, ERROR_STATUS, errorBody, type ErrorBody } from '@parley/core';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorResponse, JSON_RPC_PATH, jsonRpcCodeOf, PARSE_ERROR } from '../json-rpc/json-rpc';
 
 /**
  * The one place HTTP statuses are chosen. Domain errors carry their code; Nest's own
  * exceptions (unknown route, body too large, malformed JSON) are translated to the same shape;
  * a dependency that cannot be reached is SERVICE_UNAVAILABLE (logged); anything else is
- * INTERNAL, without a stack trace.
+ * INTERNAL, without a stack trace. On `POST /rpc` the same error is a JSON-RPC error response
+ * (id null) under the same status: a body that is not JSON is -32700.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -17,6 +19,14 @@ export class HttpErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body, headers } = this.toResponse(exception);
     for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+    const path = host.switchToHttp().getRequest<FastifyRequest>().url?.split('?')[0];
+    if (path === JSON_RPC_PATH) {
+      const unreadable = !(exception instanceof DomainError) && (status === 400 || status === 415);
+      const code = unreadable ? PARSE_ERROR : jsonRpcCodeOf(body.error.code);
+      const message = unreadable ? `Parse error: ${body.error.message}` : body.error.message;
+      void reply.status(status).send(errorResponse(null, { code, message, data: body.error }));
+      return;
+    }
     void reply.status(status).send(body);
   }
 

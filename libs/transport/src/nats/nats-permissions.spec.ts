@@ -128,15 +128,25 @@ describe('NATS permissions of the shipped server configuration (deploy/nats/nats
     expect(started.result).toMatchObject({ conversationId: 'new', status: 'CO' });
     const listed = await request(nc, 'parley.qry.getAllActions', {});
     expect(listed).toHaveProperty('result');
+    const rpc = await request(nc, 'parley.rpc', [
+      { jsonrpc: '2.0', id: 1, method: 'getAllActions' },
+      { jsonrpc: '2.0', id: 2, method: 'terminateConversation', params: { conversationId: randomUUID() } },
+    ]);
+    expect(rpc).toEqual([
+      { jsonrpc: '2.0', id: 1, result: expect.any(Array) },
+      { jsonrpc: '2.0', id: 2, result: expect.objectContaining({ status: 'CO' }) },
+    ]);
 
     const byNkey = await client({ authenticator: nkeyAuthenticator(reports.getSeed()), inboxPrefix: '_INBOX_reports' });
     expect(await request(byNkey, 'parley.qry.getAllActions', {})).toHaveProperty('result');
     // The reports user may query but not command.
     const errors = errorsOf(byNkey);
     byNkey.publish('parley.cmd.killConversation', encoder.encode('{}'));
+    byNkey.publish('parley.rpc', encoder.encode('{}'));
     await byNkey.flush();
-    expect((await atLeast(errors, 1)).map((e) => e.permissionContext)).toEqual([
+    expect((await atLeast(errors, 2)).map((e) => e.permissionContext)).toEqual([
       { operation: 'publish', subject: 'parley.cmd.killConversation', queue: undefined },
+      { operation: 'publish', subject: 'parley.rpc', queue: undefined },
     ]);
   });
 
@@ -146,6 +156,7 @@ describe('NATS permissions of the shipped server configuration (deploy/nats/nats
       ['parley.cmd.>', undefined],
       ['parley.cmd.*', 'parley.cmd'],
       ['parley.qry.*', 'parley.qry'],
+      ['parley.rpc', 'parley.rpc'],
       ['parley.evt.>', undefined],
       [`parley.evt.ConversationStarted.${id}`, undefined],
       ['parley.live.>', undefined],

@@ -1,5 +1,6 @@
 import { commandReply, turnReply } from '@parley/conversation';
 import { z } from 'zod';
+import { JSON_RPC_ROUTE, jsonRpcError } from './json-rpc-route';
 import { OPERATION_ROUTES } from './operation-routes';
 import { ROUTES, type RouteDoc } from './openapi-routes';
 import { errorReply } from './replies.schemas';
@@ -91,8 +92,23 @@ function success(reply: RouteDoc['reply'], turn: boolean): unknown {
   return ok[reply];
 }
 
+/** Errors of `POST /rpc` as a whole (the body unreadable, no credential…); a call's own errors answer 200. */
+const JSON_RPC_STATUSES: Record<string, string> = {
+  '204': 'Every call was a notification: nothing to answer',
+  '400': '-32700: the body is not JSON',
+  '401': 'UNAUTHENTICATED (-32001), id null',
+  '413': 'PAYLOAD_TOO_LARGE (-32013), id null',
+  '429': 'RATE_LIMITED by address (-32029), id null',
+};
+
 function responses(route: RouteDoc): Record<string, unknown> {
   const result: Record<string, unknown> = { [String(route.status)]: success(route.reply, route.turn === true) };
+  if (route.jsonRpc) {
+    const error = json(jsonSchemaOf(z.object({ jsonrpc: z.literal('2.0'), id: z.null(), error: jsonRpcError })));
+    for (const [status, description] of Object.entries(JSON_RPC_STATUSES))
+      result[status] = status === '204' ? { description } : { description, content: error };
+    return result;
+  }
   if (route.turn)
     result['202'] = {
       description: 'The turn goes on (wait=false, or timeoutMs passed)',
@@ -113,7 +129,7 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
   const schemas: Record<string, JsonSchema> = { Error: jsonSchemaOf(errorReply) };
   for (const [schema, name] of NAMED_REPLIES) schemas[name] = jsonSchemaOf(schema);
   const paths: OpenApiDocument['paths'] = {};
-  const routes = [...OPERATION_ROUTES, ...ROUTES];
+  const routes = [...OPERATION_ROUTES, JSON_RPC_ROUTE, ...ROUTES];
   for (const route of routes) {
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
@@ -141,7 +157,8 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       description:
         'Event-sourced LLM conversations. Every route but the operational ones takes ' +
         '`Authorization: Bearer <api key or JWT>`. Over NATS, a command or query whose operationId is a ' +
-        'NATS method answers on `<prefix>.cmd.<operationId>` or `<prefix>.qry.<operationId>` with the same body.',
+        'NATS method answers on `<prefix>.cmd.<operationId>` or `<prefix>.qry.<operationId>` with the same body, ' +
+        'and is a JSON-RPC 2.0 method of `POST /rpc` and NATS `<prefix>.rpc`.',
     },
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     security: [{ bearer: [] }],

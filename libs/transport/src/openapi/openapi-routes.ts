@@ -25,6 +25,8 @@ export interface RouteDoc {
   public?: boolean;
   /** Takes an `Idempotency-Key` header. */
   idempotent?: boolean;
+  /** Answers JSON-RPC: errors are JSON-RPC error responses, and 204 for notifications only. */
+  jsonRpc?: boolean;
 }
 
 const collection = z.enum(CATALOG_DESCRIPTORS.map((d) => d.route) as [string, ...string[]]);

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { HttpErrorFilter } from '../http/http-error.filter';
 import { CommandTransportModule } from '../app/command-transport.module';
 import { QueryTransportModule } from '../app/query-transport.module';
+import { JsonRpcModule } from '../json-rpc/json-rpc.module';
 import { IntegrationRelayModule } from '../nats/integration-relay.module';
 
 export const ADMIN_KEY = 'pk_read_side_admin_key_0123456789';
@@ -41,7 +42,7 @@ function handlersModule(fake: FakeHandlers): DynamicModule {
 
 /**
  * The read side as an app would assemble it (projections, queries over HTTP and NATS, SSE,
- * the commands' front doors over `fake` handlers, the integration relay), on a database and a
+ * the commands' front doors over `fake` handlers, the integration relay, JSON-RPC), on a database and a
  * NATS prefix of its own.
  */
 export async function startReadSideApp(
@@ -73,6 +74,7 @@ export async function startReadSideApp(
       QueryTransportModule,
       CommandTransportModule.forRoot(handlersModule(fake)),
       IntegrationRelayModule,
+      JsonRpcModule,
     ],
   }).compile();
   moduleRef.useLogger(false);
