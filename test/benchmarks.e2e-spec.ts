@@ -85,19 +85,20 @@ describe('the benchmarks at smoke size', () => {
     expect(table).toContainEqual(expect.stringMatching(/^\| ingestion \| chunks \| chunks\/s/));
     expect(table).toContainEqual(expect.stringMatching(/^\| pgvector \(HNSW\), PGlite \| 100 \| \d+/));
     expect(table).toContainEqual(expect.stringMatching(/^\| exact scan, PostgreSQL \| 100 \| \d+/));
-    for (const size of ['200', '400']) {
-      for (const ef of ['40', '100', '200', '400'])
-        expect(table).toContainEqual(
-          expect.stringMatching(
-            new RegExp(
-              `^\\| ${size} \\| pgvector \\(HNSW\\), PGlite \\| ${ef} \\| 10 \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|$`,
+    for (const size of ['200', '400'])
+      for (const kind of ['from a chunk', 'unrelated']) {
+        for (const ef of ['40', '100', '200', '400'])
+          expect(table).toContainEqual(
+            expect.stringMatching(
+              new RegExp(
+                `^\\| ${size} \\| pgvector \\(HNSW\\), PGlite \\| ${kind} \\| ${ef} \\| 10 \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|$`,
+              ),
             ),
-          ),
+          );
+        expect(table).toContainEqual(
+          expect.stringMatching(new RegExp(`^\\| ${size} \\| exact scan, PostgreSQL \\| ${kind} \\| — \\| 5 \\|`)),
         );
-      expect(table).toContainEqual(
-        expect.stringMatching(new RegExp(`^\\| ${size} \\| exact scan, PostgreSQL \\| — \\| 5 \\|`)),
-      );
-    }
+      }
     for (const store of ['exact scan, PostgreSQL', 'pgvector \\(HNSW\\), PGlite']) {
       expect(table).toContainEqual(
         expect.stringMatching(
