@@ -37,6 +37,8 @@ describe('the typed client, @parley/client', () => {
     });
     store = parley.app.get(EVENT_STORE);
     nc = await connect({ servers: parley.config.nats.url! });
+  });
+  beforeEach(() => {
     parley.simulator.script([
       { when: { toolResult: { name: 'CANCEL_ORDER' } }, reply: { text: CANCELLED } },
       {
@@ -155,6 +157,65 @@ describe('the typed client, @parley/client', () => {
       expect([...stored(first), ...stored(rest)].map((f) => f.event)).toEqual(events.map((e) => e.type));
     }, 60_000);
 
+    it('rejects a tool call, replays an idempotent command, answers every query of the table, and terminates', async () => {
+      const { conversationId: id } = await client.conversations.start(
+        { agentCode: 'HELPDESK', actionCode: 'CANCEL' },
+        { idempotencyKey: `start-${kind}` },
+      );
+      const again = await client.conversations.start(
+        { agentCode: 'HELPDESK', actionCode: 'CANCEL' },
+        { idempotencyKey: `start-${kind}` },
+      );
+      expect(again.conversationId).toBe(id);
+
+      parley.simulator.script([
+        { when: { toolResult: { name: 'CANCEL_ORDER' } }, reply: { text: 'Not cancelled, then.' } },
+        { reply: { toolCalls: [{ name: 'CANCEL_ORDER', arguments: { orderId: 'B-2' } }] } },
+      ]);
+      const waiting = await client.conversations.send(
+        id,
+        { content: 'Cancel B-2' },
+        { idempotencyKey: `send-${kind}` },
+      );
+      expect(waiting).toMatchObject({ done: true, status: 'WA' });
+      const { toolCallId } = (waiting as TurnResult & { done: true }).pendingApprovals![0];
+      const eventsBefore = (await typesOf(id)).length;
+      const replayed = await client.conversations.send(
+        id,
+        { content: 'Cancel B-2' },
+        { idempotencyKey: `send-${kind}` },
+      );
+      expect(replayed).toMatchObject({ done: true, status: 'WA', position: waiting.position });
+      expect((await typesOf(id)).length).toBe(eventsBefore);
+
+      const pending = await client.queries.getPendingApprovals({ conversationId: id, minPosition: waiting.position });
+      expect(JSON.stringify(pending)).toContain(toolCallId);
+      const rejected = await client.conversations.reject(id, toolCallId, { reason: 'not now' });
+      expect(rejected).toMatchObject({ done: true, status: 'CO', reply: 'Not cancelled, then.' });
+      expect(await typesOf(id)).toContain('ToolCallRejected');
+      const at = { conversationId: id, minPosition: rejected.position };
+
+      // Every query of the table answers through the client.
+      expect(await client.queries.getAllActions({})).toEqual(
+        expect.arrayContaining([expect.objectContaining({ code: 'CANCEL' })]),
+      );
+      expect(await client.queries.findActionByCode({ code: 'CANCEL' })).toMatchObject({ code: 'CANCEL' });
+      expect(await client.queries.findToolByCode({ code: 'CANCEL_ORDER' })).toMatchObject({ code: 'CANCEL_ORDER' });
+      expect(await client.queries.findAgentByCode({ code: 'HELPDESK' })).toMatchObject({ code: 'HELPDESK' });
+      expect(await client.queries.findMcpClientByName({ name: 'none-such' })).toBeNull();
+      expect(await client.queries.getPendingQuestions(at)).toBeNull();
+      expect(JSON.stringify(await client.queries.getToolCalls(at))).toContain(toolCallId);
+      expect(await client.queries.getModelCalls(at)).toHaveLength(2);
+      expect(await client.queries.getState({ conversationId: id })).toMatchObject({ state: expect.anything() });
+      expect(await client.queries.verifyConversation({ conversationId: id })).toMatchObject({ ok: true });
+      expect(await client.queries.getGlobalFeed({ limit: 5 })).toBeTruthy();
+
+      const terminated = await client.conversations.terminate(id, 'done here');
+      expect(terminated).toMatchObject({ conversationId: id, status: 'TE' });
+      const frames = await take(client.conversations.stream(id), () => false); // ends by itself
+      expect(frames.at(-1)!.event).toBe('ConversationTerminated');
+    }, 30_000);
+
     it('refuses bad input with a ParleyError carrying the code and field path, and appends nothing', async () => {
       const { conversationId: id } = await client.conversations.start({ agentCode: 'HELPDESK', actionCode: 'CHAT' });
       const before = await typesOf(id);
@@ -195,4 +256,55 @@ describe('the typed client, @parley/client', () => {
       expect(stored(frames).map((f) => f.event)).toEqual(await typesOf(id));
     }, 30_000);
   });
+  it('over HTTP, reopens a dropped stream with Last-Event-ID: no event missed or repeated', async () => {
+    const http = new ParleyClient(httpTransport({ url: parley.url, apiKey: ADMIN_KEY }));
+    const { conversationId: id } = await http.conversations.start({ agentCode: 'HELPDESK', actionCode: 'CHAT' });
+    const done = await http.conversations.send(id, { content: 'Hello again' });
+    expect(done).toMatchObject({ done: true, status: 'CO' });
+    const total = (await typesOf(id)).length;
+
+    // A fetch whose first stream response is cut after its first few events, as a proxy would.
+    const resumedFrom: (string | null)[] = [];
+    const cutting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).endsWith('/stream')) return res;
+      resumedFrom.push(new Headers(init?.headers).get('last-event-id'));
+      if (resumedFrom.length > 1) return res;
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      let ids = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          for (;;) {
+            const end = buffer.indexOf('\n\n');
+            if (end >= 0) {
+              const frame = buffer.slice(0, end + 2);
+              buffer = buffer.slice(end + 2);
+              controller.enqueue(new TextEncoder().encode(frame));
+              if (/^id: /m.test(frame) && ++ids === 3) {
+                await reader.cancel();
+                controller.close();
+              }
+              return;
+            }
+            const { done: ended, value } = await reader.read();
+            if (ended) return controller.close();
+            buffer += decoder.decode(value, { stream: true });
+          }
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const dropping = new ParleyClient(
+      httpTransport({ url: parley.url, apiKey: ADMIN_KEY, fetch: cutting, streamRetryMs: 10 }),
+    );
+    const frames = stored(
+      await take(dropping.conversations.stream(id), (f) => Number(stored(f).at(-1)?.id) === total - 1),
+    );
+    expect(frames.map((f) => Number(f.id))).toEqual(Array.from({ length: total }, (_, i) => i));
+    expect(resumedFrom).toHaveLength(2);
+    expect(resumedFrom[0]).toBeNull();
+    expect(resumedFrom[1]).toBe('2'); // the third event's revision
+  }, 30_000);
 });
