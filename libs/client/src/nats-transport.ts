@@ -114,6 +114,11 @@ export class NatsTransport implements ParleyTransport {
   private async follow(conversationId: string, next: number, queue: FrameQueue<StreamFrame>, signal: AbortSignal) {
     try {
       while (!signal.aborted) {
+        // A reader that is behind is waited for: the next page is read once it has taken most of this one.
+        if (queue.size > EVENTS_PAGE / 2) {
+          await sleep(this.options.pollMs ?? 250, signal);
+          continue;
+        }
         const { body } = await this.call('getEvents', { conversationId, fromRevision: next, limit: EVENTS_PAGE });
         const events = (body ?? []) as EventView[];
         for (const e of events) {

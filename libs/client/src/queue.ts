@@ -7,6 +7,11 @@ export class FrameQueue<T> {
 
   constructor(private readonly limit = 10_000) {}
 
+  /** Frames waiting for the reader. */
+  get size(): number {
+    return this.items.length;
+  }
+
   push(item: T): void {
     if (this.ended) return;
     // A consumer that stopped reading must not grow memory without end: the stream fails instead.
