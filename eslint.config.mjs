@@ -5,7 +5,17 @@ import tseslint from 'typescript-eslint';
 import { stayInside } from './tools/eslint/stay-inside.mjs';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', '.parley/**', 'jest.config.js', 'tools/*.js'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'libs/client/dist/**',
+      'coverage/**',
+      '.parley/**',
+      'jest.config.js',
+      'tools/*.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

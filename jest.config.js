@@ -30,6 +30,7 @@ const libs = [
   'testing',
   'auth',
   'knowledge',
+  'client',
 ];
 
 module.exports = {

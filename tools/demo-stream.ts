@@ -1,3 +1,4 @@
+import { ParleyError, type ParleyClient } from '@parley/client';
 import { StreamHub, streamConversation } from '@parley/transport';
 import type { DemoStack } from './demo-stack';
 
@@ -30,30 +31,30 @@ export class SseParser {
 }
 
 /**
- * Follows a conversation as a client would: GET …/stream (stored events and live text deltas)
- * when the server mounts it; otherwise the same stream read in this process from the event
- * store and the live-delta port. Resolves once it is connected; runs until `signal` aborts.
+ * Follows a conversation as a client would: @parley/client's stream (GET …/stream: stored events
+ * and live text deltas) when the server mounts it; otherwise the same stream read in this process
+ * from the event store and the live-delta port. Resolves once it is connected (its first event,
+ * ConversationStarted, came); runs until `signal` aborts.
  */
 export async function follow(
   stack: DemoStack,
+  parley: ParleyClient,
   conversationId: string,
   onFrame: (frame: Frame) => void,
   signal: AbortSignal,
 ): Promise<'sse' | 'in-process'> {
-  const parser = new SseParser(onFrame);
-  const res = await fetch(`${stack.url}/api/v1/conversations/${conversationId}/stream`, {
-    headers: { authorization: `Bearer ${stack.adminKey}`, accept: 'text/event-stream' },
-    signal,
-  });
-  if (res.ok && res.body) {
+  const frames = parley.conversations.stream(conversationId, { signal })[Symbol.asyncIterator]();
+  try {
+    const first = await frames.next();
+    if (!first.done) onFrame(first.value as Frame);
     void (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
-        parser.feed(decoder.decode(chunk, { stream: true }));
+      for (let next = await frames.next(); !next.done; next = await frames.next()) onFrame(next.value as Frame);
     })().catch(() => undefined);
     return 'sse';
+  } catch (err) {
+    if (!(err instanceof ParleyError && err.status === 404)) throw err;
   }
-  await res.body?.cancel();
+  const parser = new SseParser(onFrame);
   const hub = new StreamHub({ store: stack.store, pollMs: 200, maxPerSubject: 1, maxTotal: 1 });
   const seat = hub.open('demo', conversationId);
   const sink = {

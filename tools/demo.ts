@@ -2,10 +2,12 @@
  * `npm run demo`: a conversation with Parley in the terminal. Starts the simulator (or uses the
  * real model named by OPENAI_API_KEY / PARLEY_DEMO_BASE_URL / PARLEY_DEMO_MODEL), a database
  * and the server in this process, applies examples/catalog.yaml, and plays a streamed reply,
- * an ORDER_STATUS tool call, a question the demo answers, and the usage and cost.
+ * an ORDER_STATUS tool call, a question the demo answers, and the usage and cost. It talks to
+ * Parley as another service would, through @parley/client over HTTP.
  */
 import 'reflect-metadata';
-import { startDemoStack, type DemoStack } from './demo-stack';
+import { httpTransport, ParleyClient, type TurnReply, type TurnResult } from '@parley/client';
+import { startDemoStack } from './demo-stack';
 import { follow, type Frame } from './demo-stream';
 
 const MESSAGES = [
@@ -43,14 +45,6 @@ interface Shown {
   outputTokens: number;
   cost: number;
   latencyMs?: number;
-}
-
-/** What a turn-running command answers (docs/api.md), as far as the demo reads it. */
-interface TurnReply {
-  status: string;
-  usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
-  pendingQuestion?: { questions: { key: string; question: string; options?: string[] }[] };
-  error?: unknown;
 }
 
 /** Prints the stream as it arrives and hands out the frames that end (or pause) a turn. */
@@ -124,25 +118,17 @@ class Printer {
   }
 }
 
-async function call<T>(stack: DemoStack, path: string, body: unknown): Promise<T> {
-  const res = await fetch(`${stack.url}/api/v1${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = (await res.json()) as T;
-  if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(answer)}`);
-  return answer;
+/** A turn's reply; a turn that outlived the wait is the demo's failure (it waits up to MAX_WAIT_MS). */
+function ended(result: TurnResult): TurnReply {
+  if (!result.done) throw new Error(`the turn of ${result.conversationId} outlived the wait`);
+  return result;
 }
 
 /** One turn: the command, the streamed transcript, then its outcome; a question is answered and the turn goes on. */
-async function turn(stack: DemoStack, printer: Printer, id: string, content: string): Promise<boolean> {
+async function turn(parley: ParleyClient, printer: Printer, id: string, content: string): Promise<boolean> {
   say(`\nyou> ${content}`);
-  let reply = await call<TurnReply>(stack, `/conversations/${id}/messages`, {
-    content,
-    wait: true,
-    timeoutMs: 120_000,
-  });
+  const wait = { wait: true, timeoutMs: 120_000 };
+  let reply = ended(await parley.conversations.send(id, { content }, wait));
   for (;;) {
     await printer.next();
     const question = reply.pendingQuestion;
@@ -153,7 +139,7 @@ async function turn(stack: DemoStack, printer: Printer, id: string, content: str
       say(`parley asks: ${q.question}${q.options ? ` [${q.options.join(' / ')}]` : ''}`);
       say(`you answer> ${answers[q.key]}`);
     }
-    reply = await call<TurnReply>(stack, `/conversations/${id}/answers`, { answers, wait: true, timeoutMs: 120_000 });
+    reply = ended(await parley.conversations.answer(id, answers, wait));
   }
   const { inputTokens, outputTokens, estimatedCost } = reply.usage;
   say(dim(`  turn: ${reply.status}, ${inputTokens} in / ${outputTokens} out tokens, cost ${money(estimatedCost)}`));
@@ -169,18 +155,16 @@ async function main(): Promise<number> {
     say(
       `model: ${stack.modelLabel}\ndatabase: ${stack.databaseLabel}\nParley: ${stack.url} (examples/catalog.yaml applied)`,
     );
-    const started = await call<{ conversationId: string }>(stack, '/conversations', {
-      agentCode: 'HELPDESK',
-      actionCode: 'ANSWER',
-    });
+    const parley = new ParleyClient(httpTransport({ url: stack.url, apiKey: stack.adminKey }));
+    const started = await parley.conversations.start({ agentCode: 'HELPDESK', actionCode: 'ANSWER' });
     const id = started.conversationId;
     const printer = new Printer();
-    const via = await follow(stack, id, printer.onFrame, stopStream.signal);
+    const via = await follow(stack, parley, id, printer.onFrame, stopStream.signal);
     say(
       `conversation ${id} (agent HELPDESK, action ANSWER); following it ${via === 'sse' ? 'over GET …/stream' : 'in-process (no SSE route mounted)'}`,
     );
     let ok = true;
-    for (const message of MESSAGES) ok = (await turn(stack, printer, id, message)) && ok;
+    for (const message of MESSAGES) ok = (await turn(parley, printer, id, message)) && ok;
     const { calls, input, output, cost } = printer.total;
     say(`\n${calls} model calls, ${input} input + ${output} output tokens, estimated cost ${money(cost)}`);
     return ok ? 0 : 1;

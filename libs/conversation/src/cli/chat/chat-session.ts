@@ -1,5 +1,19 @@
 import type { Question } from '@parley/domain';
-import { ParleyHttpError, type ParleyClient, type StreamFrame, type TurnAnswer } from './parley-client';
+import {
+  HttpTransport,
+  ParleyError,
+  type ParleyClient,
+  type StreamFrame,
+  type TurnReply,
+  type TurnResult,
+} from '@parley/client';
+
+/** A turn-running command's answer as the session reads it: a turn still going on is `accepted`. */
+type TurnAnswer = TurnReply & { accepted?: boolean };
+
+const NO_USAGE = { inputTokens: 0, outputTokens: 0, estimatedCost: 0 };
+const answerOf = (result: TurnResult): TurnAnswer =>
+  result.done ? result : { ...result, reply: null, usage: NO_USAGE, accepted: true };
 
 /** The terminal, as the session sees it: text out, one line in (null: input ended). */
 export interface ChatIO {
@@ -29,8 +43,6 @@ const SETTLING = new Set([
 ]);
 const RESULT_CHARS = 300;
 const CATCH_UP_MS = 3_000;
-
-const C = '/api/v1/conversations';
 
 /**
  * `parley chat`: one conversation at a time against a running Parley. The replies stream from
@@ -71,9 +83,15 @@ export class ChatSession {
 
   /** Runs until the input ends, `/quit`, or a Ctrl-C with no turn running. */
   async run(): Promise<void> {
-    this.agent = this.options.agent ?? (await this.pick('agent', () => this.client.get(`/api/v1/catalog/agents`)));
+    const transport = this.client.transport;
+    // The agents' list is a route of the HTTP API only; elsewhere the code is asked for.
+    const agents = () =>
+      transport instanceof HttpTransport ? transport.get<CatalogRow[]>(`/api/v1/catalog/agents`) : null;
+    this.agent = this.options.agent ?? (await this.pick('agent', agents));
     if (this.ended) return;
-    this.action = this.options.action ?? (await this.pick('action', () => this.client.get(`/api/v1/actions`)));
+    this.action =
+      this.options.action ??
+      (await this.pick('action', async () => (await this.client.queries.getAllActions({})) as CatalogRow[]));
     if (this.ended) return;
     await this.startConversation();
     this.line('Type a message. Ctrl-C stops a running turn; Ctrl-C at the prompt, /quit or end of input leaves.');
@@ -83,7 +101,8 @@ export class ChatSession {
         const text = await Promise.race([this.io.ask('you> '), ended]);
         if (text === null || text.trim() === '/quit') break;
         if (!text.trim()) continue;
-        await this.turn(() => this.client.turn(`${C}/${this.conversationId}/messages`, { content: text }));
+        const id = this.conversationId;
+        await this.turn(async () => answerOf(await this.client.conversations.send(id, { content: text })));
         if (this.killedConversation) await this.startConversation();
       }
     } finally {
@@ -96,8 +115,8 @@ export class ChatSession {
     if (this.turnRunning && !this.killing) {
       this.killing = true;
       this.line('^C: killing the turn… (Ctrl-C again to leave)');
-      void this.client
-        .post(`${C}/${this.conversationId}/kill`, { reason: 'Ctrl-C in parley chat' })
+      void this.client.conversations
+        .kill(this.conversationId, 'Ctrl-C in parley chat')
         .catch((err: unknown) => this.line(`could not kill the turn: ${(err as Error).message}`));
       return;
     }
@@ -110,9 +129,9 @@ export class ChatSession {
     return this.ended;
   }
 
-  private async pick(kind: 'agent' | 'action', list: () => Promise<CatalogRow[]>): Promise<string> {
-    const rows = await list().catch((err: unknown) => {
-      if (err instanceof ParleyHttpError && [403, 404].includes(err.status)) return null;
+  private async pick(kind: 'agent' | 'action', list: () => Promise<CatalogRow[]> | null): Promise<string> {
+    const rows = await Promise.resolve(list()).catch((err: unknown) => {
+      if (err instanceof ParleyError && [403, 404].includes(err.status)) return null;
       throw err;
     });
     if (!rows || rows.length === 0) {
@@ -140,19 +159,19 @@ export class ChatSession {
   private async startConversation(): Promise<void> {
     this.stream?.abort();
     this.killedConversation = false;
-    const { body } = await this.client.post<{ conversationId: string }>(C, {
-      agentCode: this.agent,
-      actionCode: this.action,
-    });
-    this.conversationId = body.conversationId;
+    const started = await this.client.conversations.start({ agentCode: this.agent, actionCode: this.action });
+    this.conversationId = started.conversationId;
     this.line(`Conversation ${this.conversationId} (agent ${this.agent}, action ${this.action}).`);
     const stream = new AbortController();
     this.stream = stream;
-    void this.client
-      .stream(this.conversationId, (frame) => this.onFrame(frame), stream.signal)
-      .catch((err: unknown) => {
-        if (!stream.signal.aborted) this.line(`(the live stream stopped: ${(err as Error).message})`);
-      });
+    void this.follow(this.conversationId, stream.signal).catch((err: unknown) => {
+      if (!stream.signal.aborted) this.line(`(the live stream stopped: ${(err as Error).message})`);
+    });
+  }
+
+  /** The conversation's stream (events and live deltas) until `signal` aborts it or the conversation closes. */
+  private async follow(conversationId: string, signal: AbortSignal): Promise<void> {
+    for await (const frame of this.client.conversations.stream(conversationId, { signal })) this.onFrame(frame);
   }
 
   /** One turn, from the command that starts it through every question and approval to its end. */
@@ -183,7 +202,7 @@ export class ChatSession {
     if (answer.status === 'WA' && answer.pendingQuestion) {
       const answers = await this.askQuestions(answer.pendingQuestion.questions);
       if (!answers) return null;
-      return () => this.client.turn(`${C}/${id}/answers`, { answers });
+      return async () => answerOf(await this.client.conversations.answer(id, answers));
     }
     if (answer.status === 'WA' && answer.pendingApprovals?.length) {
       const [first] = answer.pendingApprovals;
@@ -191,10 +210,14 @@ export class ChatSession {
       const yes = await this.askYesNo('Allow it? [y/n] ');
       if (yes === null) return null;
       const decision = yes ? 'approve' : 'reject';
-      return () =>
-        this.client.turn(`${C}/${id}/tool-calls/${encodeURIComponent(first.toolCallId)}/${decision}`, {
-          ...(yes ? {} : { reason: 'rejected in parley chat' }),
-        });
+      return async () =>
+        answerOf(
+          await this.client.conversations[decision](
+            id,
+            first.toolCallId,
+            yes ? {} : { reason: 'rejected in parley chat' },
+          ),
+        );
     }
     this.endLine();
     if (answer.status === 'CO' && answer.reply && !this.printedThisTurn) this.line(answer.reply);

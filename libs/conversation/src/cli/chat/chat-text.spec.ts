@@ -1,5 +1,5 @@
 import { choose } from './chat-session';
-import { parseFrame } from './parley-client';
+import { parseFrame } from '@parley/client';
 
 describe('parley chat, its parsing', () => {
   it('reads an SSE frame: event, id and JSON data; a keep-alive comment is no frame', () => {

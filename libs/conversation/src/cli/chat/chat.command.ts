@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { adminKeyFileOf } from '@parley/auth';
+import { httpTransport, ParleyClient } from '@parley/client';
 import { loadConfig } from '@parley/config';
 import type { Command } from 'commander';
 import { ChatSession, type ChatIO } from './chat-session';
-import { ParleyClient } from './parley-client';
 
 interface ChatFlags {
   url?: string;
@@ -15,7 +15,7 @@ interface ChatFlags {
 }
 
 /**
- * `parley chat`: an interactive chat with a running Parley over HTTP and SSE. The terminal side
+ * `parley chat`: an interactive chat with a running Parley over HTTP and SSE, through @parley/client. The terminal side
  * is only this: readline lines in (queued, so piped input is never lost), text out, Ctrl-C.
  */
 export function registerChatCommand(program: Command): void {
@@ -30,7 +30,7 @@ export function registerChatCommand(program: Command): void {
     .action(async (flags: ChatFlags) => {
       const { url, key } = await connection(flags);
       const io = terminal();
-      const session = new ChatSession(new ParleyClient(url, key), io, flags);
+      const session = new ChatSession(new ParleyClient(httpTransport({ url, apiKey: key })), io, flags);
       const onSigint = () => {
         session.interrupt();
         // Leaving: a command still waiting for its turn must not hold the terminal.

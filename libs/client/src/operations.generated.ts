@@ -1,0 +1,495 @@
+// Generated from the command and query tables by `npm run client:generate`
+// (libs/transport/src/operations/client-operations.ts). Do not edit.
+
+/** A command's reply: pass `position` as a query's `minPosition` to read your own writes. */
+export interface CommandReply {
+  conversationId: string;
+  status: 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
+  position: string;
+}
+
+/** A turn-running command's reply once the turn ended or paused (see docs/api.md, Waiting). */
+export interface TurnReply {
+  conversationId: string;
+  status: 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
+  position: string;
+  reply: string | null;
+  pendingQuestion?: {
+    toolCallId: string;
+    questions: {
+      key: string;
+      question: string;
+      options?: string[];
+      required?: boolean;
+    }[];
+    expiresAt: string;
+  };
+  pendingApprovals?: {
+    toolCallId: string;
+    name: string;
+    arguments: string;
+  }[];
+  finishReason?: string | null;
+  ragSources?: Array<{
+    collection: string;
+    documentId: string;
+    chunkId: string;
+    title: string | null;
+    score: number;
+  }>;
+  usage: {
+    inputTokens: number;
+    outputTokens: number;
+    estimatedCost: number;
+  };
+  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT). The command itself succeeded: HTTP 200, a NATS result. */
+  error?: {
+    code: string;
+    message: string;
+  };
+}
+
+/** Each command's input: the HTTP body with the path's fields by name (the NATS payload). */
+export interface CommandInputs {
+  /** Start a conversation in which an agent runs an action */
+  startConversation: {
+    agentCode: string;
+    actionCode: string;
+    conversationId?: string;
+    metadata?: {
+      [key: string]: unknown;
+    };
+  };
+  /** Send a message (with attachments) and run a turn */
+  sendMessage: {
+    conversationId: string;
+    content: string;
+    attachments?: {
+      mediaType: string;
+      url: string;
+    }[];
+    wait?: boolean;
+    timeoutMs?: number;
+  };
+  /** Send a message (with attachments) and run a turn */
+  sendMessageWithAttachments: {
+    conversationId: string;
+    content: string;
+    attachments: {
+      mediaType: string;
+      url: string;
+    }[];
+    wait?: boolean;
+    timeoutMs?: number;
+  };
+  /** Answer the pending question and continue the turn */
+  submitAnswers: {
+    conversationId: string;
+    answers: {
+      [key: string]: string;
+    };
+    wait?: boolean;
+    timeoutMs?: number;
+  };
+  /** Approve a tool call waiting for approval */
+  approveToolCall: {
+    conversationId: string;
+    toolCallId: string;
+    reason?: string | null;
+    wait?: boolean;
+    timeoutMs?: number;
+  };
+  /** Reject a tool call waiting for approval */
+  rejectToolCall: {
+    conversationId: string;
+    toolCallId: string;
+    reason?: string | null;
+    wait?: boolean;
+    timeoutMs?: number;
+  };
+  /** Terminate the conversation */
+  terminateConversation: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Kill the conversation, a running turn included (admin) */
+  killConversation: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Pause the conversation (admin) */
+  pauseConversation: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Resume a paused conversation (admin) */
+  resumeConversation: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Recover a failed or stuck conversation (admin) */
+  recoverConversation: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Clear the conversation's memory: later prompts start after its last message */
+  clearMemory: {
+    conversationId: string;
+    reason?: string | null;
+  };
+  /** Add a tool repository to the conversation */
+  addToolRepository: {
+    conversationId: string;
+    repositoryId: string;
+    options?: {
+      triggerOnce?: boolean;
+      exclusive?: boolean;
+    };
+    tools: string[];
+  };
+  /** Change a tool repository */
+  changeToolRepository: {
+    conversationId: string;
+    repositoryId: string;
+    options?: {
+      triggerOnce?: boolean;
+      exclusive?: boolean;
+    };
+    tools: string[];
+  };
+  /** Remove a tool repository */
+  removeToolRepository: {
+    conversationId: string;
+    repositoryId: string;
+  };
+}
+
+/** Each command's reply. */
+export interface CommandReplies {
+  /** Start a conversation in which an agent runs an action */
+  startConversation: CommandReply;
+  /** Send a message (with attachments) and run a turn */
+  sendMessage: TurnReply;
+  /** Send a message (with attachments) and run a turn */
+  sendMessageWithAttachments: TurnReply;
+  /** Answer the pending question and continue the turn */
+  submitAnswers: TurnReply;
+  /** Approve a tool call waiting for approval */
+  approveToolCall: TurnReply;
+  /** Reject a tool call waiting for approval */
+  rejectToolCall: TurnReply;
+  /** Terminate the conversation */
+  terminateConversation: CommandReply;
+  /** Kill the conversation, a running turn included (admin) */
+  killConversation: CommandReply;
+  /** Pause the conversation (admin) */
+  pauseConversation: CommandReply;
+  /** Resume a paused conversation (admin) */
+  resumeConversation: TurnReply;
+  /** Recover a failed or stuck conversation (admin) */
+  recoverConversation: TurnReply;
+  /** Clear the conversation's memory: later prompts start after its last message */
+  clearMemory: CommandReply;
+  /** Add a tool repository to the conversation */
+  addToolRepository: CommandReply;
+  /** Change a tool repository */
+  changeToolRepository: CommandReply;
+  /** Remove a tool repository */
+  removeToolRepository: CommandReply;
+}
+
+/** Each query's input: the path's fields and the query string by name (the NATS payload). */
+export interface QueryInputs {
+  /** Every action */
+  getAllActions: Record<string, never>;
+  /** An action by its code */
+  findActionByCode: {
+    code: string;
+  };
+  /** An agent by its code */
+  findAgentByCode: {
+    code: string;
+  };
+  /** A tool by its code */
+  findToolByCode: {
+    code: string;
+  };
+  /** An MCP client by its name */
+  findMcpClientByName: {
+    name: string;
+  };
+  /** Conversations by status, agent, action and time, cursor-paged */
+  listConversations: {
+    status?: 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
+    agentCode?: string;
+    actionCode?: string;
+    from?: string;
+    to?: string;
+    limit?: number;
+    cursor?: string;
+    minPosition?: string;
+  };
+  /** A conversation */
+  findConversation: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** The messages of a conversation */
+  getConversationMessages: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** The question the conversation waits on */
+  getPendingQuestions: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** Tool calls waiting for approval */
+  getPendingApprovals: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** The tool calls of a conversation */
+  getToolCalls: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** The model calls of a conversation */
+  getModelCalls: {
+    conversationId: string;
+    minPosition?: string;
+  };
+  /** Tokens and cost grouped by day, agent, action or model */
+  getUsage: {
+    groupBy: 'day' | 'agent' | 'action' | 'model';
+    from?: string;
+    to?: string;
+    minPosition?: string;
+  };
+  /** The raw event stream with metadata */
+  getEvents: {
+    conversationId: string;
+    fromRevision?: number;
+    limit?: number;
+  };
+  /** The folded state at a revision */
+  getState: {
+    conversationId: string;
+    atRevision?: number;
+  };
+  /** Re-check the stream's hash chain */
+  verifyConversation: {
+    conversationId: string;
+  };
+  /** The global event feed */
+  getGlobalFeed: {
+    fromPosition?: string;
+    limit?: number;
+  };
+}
+
+/** Each query's reply (`unknown` where the table does not describe it yet); null where the query finds nothing. */
+export interface QueryReplies {
+  /** Every action */
+  getAllActions: unknown;
+  /** An action by its code */
+  findActionByCode: unknown;
+  /** An agent by its code */
+  findAgentByCode: unknown;
+  /** A tool by its code */
+  findToolByCode: unknown;
+  /** An MCP client by its name */
+  findMcpClientByName: unknown;
+  /** Conversations by status, agent, action and time, cursor-paged */
+  listConversations: unknown;
+  /** A conversation */
+  findConversation: unknown;
+  /** The messages of a conversation */
+  getConversationMessages: Array<{
+    messageSequence: number;
+    llmMessageRole: 'SY' | 'US' | 'AS' | 'TO' | 'QU';
+    llmMessageContent: string | null;
+    biTokenCount: number | null;
+    llmToolCallId: string | null;
+    toolCalls: {
+      llmToolCallId: string;
+      llmToolCallName: string;
+      llmToolCallArguments: string;
+    }[];
+    ragSources: Array<{
+      collection: string;
+      documentId: string;
+      chunkId: string;
+      title: string | null;
+      score: number;
+    }>;
+    attachments: {
+      attachmentSequence: number;
+      llmMediaType: string;
+      attachmentUrl: string;
+    }[];
+    turnNo: number;
+    createdAt: string;
+  }>;
+  /** The question the conversation waits on */
+  getPendingQuestions: unknown;
+  /** Tool calls waiting for approval */
+  getPendingApprovals: unknown;
+  /** The tool calls of a conversation */
+  getToolCalls: unknown;
+  /** The model calls of a conversation */
+  getModelCalls: unknown;
+  /** Tokens and cost grouped by day, agent, action or model */
+  getUsage: unknown;
+  /** The raw event stream with metadata */
+  getEvents: unknown;
+  /** The folded state at a revision */
+  getState: unknown;
+  /** Re-check the stream's hash chain */
+  verifyConversation: unknown;
+  /** The global event feed */
+  getGlobalFeed: unknown;
+}
+
+export type CommandName = keyof CommandInputs;
+export type QueryName = keyof QueryInputs;
+
+/** How each operation is reached: its table, whether it runs a turn, its HTTP route (null: NATS only). */
+export const OPERATIONS = {
+  startConversation: { kind: 'command', startsTurn: false, http: { method: 'post', path: '/api/v1/conversations' } },
+  sendMessage: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/messages' },
+  },
+  sendMessageWithAttachments: { kind: 'command', startsTurn: true, http: null },
+  submitAnswers: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/answers' },
+  },
+  approveToolCall: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/tool-calls/{toolCallId}/approve' },
+  },
+  rejectToolCall: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/tool-calls/{toolCallId}/reject' },
+  },
+  terminateConversation: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/terminate' },
+  },
+  killConversation: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/kill' },
+  },
+  pauseConversation: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/pause' },
+  },
+  resumeConversation: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/resume' },
+  },
+  recoverConversation: {
+    kind: 'command',
+    startsTurn: true,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/recover' },
+  },
+  clearMemory: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/memory/clear' },
+  },
+  addToolRepository: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/tool-repositories' },
+  },
+  changeToolRepository: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'put', path: '/api/v1/conversations/{conversationId}/tool-repositories/{repositoryId}' },
+  },
+  removeToolRepository: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'delete', path: '/api/v1/conversations/{conversationId}/tool-repositories/{repositoryId}' },
+  },
+  getAllActions: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/actions' } },
+  findActionByCode: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/actions/{code}', nullIsNotFound: true },
+  },
+  findAgentByCode: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/agents/{code}', nullIsNotFound: true },
+  },
+  findToolByCode: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/tools/{code}', nullIsNotFound: true },
+  },
+  findMcpClientByName: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/mcp-clients/{name}', nullIsNotFound: true },
+  },
+  listConversations: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/conversations' } },
+  findConversation: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}', nullIsNotFound: true },
+  },
+  getConversationMessages: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/messages' },
+  },
+  getPendingQuestions: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/pending-question', nullIsNotFound: true },
+  },
+  getPendingApprovals: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/pending-approvals' },
+  },
+  getToolCalls: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/tool-calls' },
+  },
+  getModelCalls: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/model-calls' },
+  },
+  getUsage: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/usage' } },
+  getEvents: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/events' },
+  },
+  getState: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/state' },
+  },
+  verifyConversation: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/{conversationId}/verify' },
+  },
+  getGlobalFeed: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/events' } },
+} as const;
