@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
   type ElicitRequestFormParams,
   type ServerNotification,
@@ -87,7 +88,7 @@ export function createParleyMcpServer(deps: ParleyMcpDeps): Server {
   const server = new Server(
     { name: 'parley', version: '0.1.0' },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, logging: {} },
       instructions:
         'Parley runs LLM conversations. Each action_<CODE> tool runs a catalog action: it starts a conversation ' +
         '(or continues one given conversationId) and returns the reply. The other tools are read queries.',
@@ -95,6 +96,9 @@ export function createParleyMcpServer(deps: ParleyMcpDeps): Server {
   );
   const invoke = (name: string, params: Record<string, unknown>, extra: Extra) =>
     deps.invoke(name, params, deps.principalOf(extra));
+
+  // Parley sends no log notifications (its logs are its own); the level is taken and has no effect.
+  server.setRequestHandler(SetLevelRequestSchema, () => ({}));
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const principal = deps.principalOf(extra);
