@@ -136,32 +136,35 @@ describe('MCP server (/mcp, /mcp/sse, parley mcp)', () => {
     });
   });
 
-  it('asks the question through elicitation when the client declares it, and goes on with the answer', async () => {
-    parley.simulator.script(askRules());
-    const client = await connect('streamable HTTP', true);
-    const asked: unknown[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params);
-      return { action: 'accept', content: { priority: 'high' } };
-    });
-    const result = await client.callTool({
-      name: 'action_ANSWER',
-      arguments: { agentCode: 'HELPDESK', content: 'open a ticket' },
-    });
-    expect(asked).toEqual([
-      expect.objectContaining({
-        message: 'How urgent is it?',
-        requestedSchema: expect.objectContaining({
-          properties: { priority: { type: 'string', title: 'How urgent is it?', enum: ['low', 'high'] } },
+  it.each(['streamable HTTP', 'stdio'])(
+    'asks the question through elicitation over %s when the client declares it, and goes on with the answer',
+    async (kind) => {
+      parley.simulator.script(askRules());
+      const client = await connect(kind, true);
+      const asked: unknown[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params);
+        return { action: 'accept', content: { priority: 'high' } };
+      });
+      const result = await client.callTool({
+        name: 'action_ANSWER',
+        arguments: { agentCode: 'HELPDESK', content: 'open a ticket' },
+      });
+      expect(asked).toEqual([
+        expect.objectContaining({
+          message: 'How urgent is it?',
+          requestedSchema: expect.objectContaining({
+            properties: { priority: { type: 'string', title: 'How urgent is it?', enum: ['low', 'high'] } },
+          }),
         }),
-      }),
-    ]);
-    expect(result.content).toEqual([{ type: 'text', text: 'Filed with your priority.' }]);
-    const id = (result.structuredContent as { conversationId: string }).conversationId;
-    expect(await typesOf(id)).toEqual(expect.arrayContaining(['QuestionAsked', 'AnswersSubmitted', 'TurnResumed']));
-    const toolMessage = parley.simulator.requests.at(-1)!.body!.messages.at(-1);
-    expect(toolMessage).toMatchObject({ role: 'tool', content: JSON.stringify({ answers: { priority: 'high' } }) });
-  });
+      ]);
+      expect(result.content).toEqual([{ type: 'text', text: 'Filed with your priority.' }]);
+      const id = (result.structuredContent as { conversationId: string }).conversationId;
+      expect(await typesOf(id)).toEqual(expect.arrayContaining(['QuestionAsked', 'AnswersSubmitted', 'TurnResumed']));
+      const toolMessage = parley.simulator.requests.at(-1)!.body!.messages.at(-1);
+      expect(toolMessage).toMatchObject({ role: 'tool', content: JSON.stringify({ answers: { priority: 'high' } }) });
+    },
+  );
 
   it('returns the question as a result without elicitation, and the answer tool resumes', async () => {
     parley.simulator.script(askRules());
@@ -180,6 +183,55 @@ describe('MCP server (/mcp, /mcp/sse, parley mcp)', () => {
     });
     expect(answered.content).toEqual([{ type: 'text', text: 'Filed with your priority.' }]);
     expect(answered.structuredContent).toMatchObject({ status: 'CO' });
+  });
+
+  it('returns a tool call waiting for approval, and the approve tool runs it', async () => {
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: { toolCalls: [{ name: 'CANCEL_ORDER', arguments: { orderId: 'M-1' }, id: 'call_m1' }] },
+      },
+      { when: { toolResult: { name: 'CANCEL_ORDER' } }, reply: { text: 'M-1 is cancelled.' } },
+    ]);
+    const client = await connect('legacy SSE');
+    const waiting = await client.callTool({
+      name: 'action_CANCEL',
+      arguments: { agentCode: 'HELPDESK', content: 'cancel M-1' },
+    });
+    expect((waiting.content as { text: string }[])[0].text).toContain("'approve' tool");
+    const structured = waiting.structuredContent as Record<string, any>;
+    expect(structured).toMatchObject({
+      status: 'WA',
+      pendingApprovals: [{ toolCallId: 'call_m1', name: 'CANCEL_ORDER' }],
+    });
+    const approved = await client.callTool({
+      name: 'approve',
+      arguments: { conversationId: structured.conversationId, toolCallId: 'call_m1' },
+    });
+    expect(approved.content).toEqual([{ type: 'text', text: 'M-1 is cancelled.' }]);
+    expect(await typesOf(structured.conversationId)).toContain('ToolCallCompleted');
+  });
+
+  it('ends a session on DELETE /mcp: its id is unknown afterwards', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${parley.url}/mcp`), {
+      requestInit: { headers: headers() },
+    });
+    const client = new Client({ name: 'x', version: '1' });
+    await client.connect(transport);
+    const id = transport.sessionId!;
+    await transport.terminateSession();
+    const after = await fetch(`${parley.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...headers(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': id,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(404);
+    await client.close();
   });
 
   it('lists and reads the caller’s conversations as resources', async () => {

@@ -222,8 +222,14 @@ export function createParleyMcpServer(deps: ParleyMcpDeps): Server {
       notify('turn started');
       let body = (await command()) as TurnBody;
       while (body.status === 'WA' && body.pendingQuestion && server.getClientCapabilities()?.elicitation) {
-        const asked = await server.elicitInput(elicitationOf(body.pendingQuestion), { signal: extra.signal });
-        if (asked.action !== 'accept' || !asked.content) break;
+        // A client that declines, cancels or does not answer in time gets the question as the result.
+        const asked = await server
+          .elicitInput(elicitationOf(body.pendingQuestion), { signal: extra.signal })
+          .catch((err: unknown) => {
+            if (extra.signal.aborted) throw err;
+            return null;
+          });
+        if (asked?.action !== 'accept' || !asked.content) break;
         const answers = Object.fromEntries(Object.entries(asked.content).map(([k, v]) => [k, String(v)]));
         notify('question answered');
         body = (await invoke('submitAnswers', { conversationId, answers }, extra)) as TurnBody;
