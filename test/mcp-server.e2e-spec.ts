@@ -212,6 +212,32 @@ describe('MCP server (/mcp, /mcp/sse, parley mcp)', () => {
     expect(await typesOf(structured.conversationId)).toContain('ToolCallCompleted');
   });
 
+  it('lists for a client key only what its roles allow, and hides conversations it does not own', async () => {
+    const created = await parley.call('POST', '/api/v1/keys', { subject: 'svc-mcp-client', roles: ['client'] });
+    const client = new Client({ name: 'x', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${parley.url}/mcp`), {
+        requestInit: { headers: headers(created.body.key as string) },
+      }),
+    );
+    clients.push(client);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['findConversation', 'getConversationMessages', 'answer']));
+    for (const auditorsOnly of ['getUsage', 'verifyConversation', 'getGlobalFeed'])
+      expect(names).not.toContain(auditorsOnly);
+    // The admin's conversation is not the client's: not listed, not readable.
+    const admins = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
+    const id = admins.body.conversationId as string;
+    const { resources } = await client.listResources();
+    expect(resources.some((r) => r.uri.includes(id))).toBe(false);
+    await expect(client.readResource({ uri: `parley://conversations/${id}/transcript` })).rejects.toMatchObject({
+      code: -32002,
+    });
+    const found = await client.callTool({ name: 'getConversationMessages', arguments: { conversationId: id } });
+    expect(found.isError).toBe(true);
+    expect(found.structuredContent).toMatchObject({ error: { code: expect.stringMatching(/NOT_FOUND|FORBIDDEN/) } });
+  });
+
   it('ends a session on DELETE /mcp: its id is unknown afterwards', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${parley.url}/mcp`), {
       requestInit: { headers: headers() },
