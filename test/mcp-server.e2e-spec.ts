@@ -6,7 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -470,6 +470,7 @@ describe('MCP server (/mcp, /mcp/sse, parley mcp)', () => {
         expect(out.text).toMatch(/Passed: ([1-9]\d*)\/\1, 0 failed, 0 warnings/);
       }
     } finally {
+      await rm(cwd, { recursive: true, force: true });
       await new Promise((r) => proxy.close(r));
     }
   }, 180_000);
