@@ -130,4 +130,19 @@ describe('the benchmarks at smoke size', () => {
     }
     expect(table).toContainEqual(expect.stringMatching(/^\| HTTP \| 20 plain GETs, all at once \|/));
   }, 120_000);
+
+  it('bench:mcp times a query as an MCP tools/call beside the same query over HTTP and prints its table', async () => {
+    const { code, out } = await runBenchmark('mcp.bench.ts', { BENCH_ROUNDS: '5', BENCH_WARMUP: '2' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/the same query as.*p50 ms.*p95 ms.*queries\/s.*p50 ÷ HTTP p50/);
+    expect(table).toContainEqual(
+      expect.stringMatching(/^\| HTTP GET \/api\/v1\/conversations\/\{id\} \| [\d.]+ \| [\d.]+ \| [\d,]+ \| 1\.00 \|$/),
+    );
+    expect(table).toContainEqual(
+      expect.stringMatching(
+        /^\| MCP tools\/call findConversation on \/mcp \| [\d.]+ \| [\d.]+ \| [\d,]+ \| [\d.]+ \|$/,
+      ),
+    );
+  }, 120_000);
 });

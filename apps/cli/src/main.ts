@@ -5,6 +5,7 @@ import { registerCatalogCommands } from '@parley/catalog';
 import { registerChatCommand } from '@parley/conversation';
 import { registerDocsCommands } from '@parley/knowledge';
 import { registerReadCommands } from '@parley/read-models';
+import { registerMcpCommand } from '@parley/transport';
 
 /**
  * `parley`: the command line. Each library registers its own commands; they run the same
@@ -17,6 +18,7 @@ async function main(argv: string[]): Promise<void> {
   registerReadCommands(program);
   registerChatCommand(program);
   registerDocsCommands(program);
+  registerMcpCommand(program);
   await program.parseAsync(argv);
 }
 

@@ -7,6 +7,7 @@ import {
   CommandTransportModule,
   IntegrationRelayModule,
   JsonRpcModule,
+  McpServerModule,
   OpenApiModule,
   QueryTransportModule,
 } from '@parley/transport';
@@ -30,6 +31,7 @@ export class AppModule {
         KnowledgeHttpModule,
         IntegrationRelayModule,
         JsonRpcModule,
+        McpServerModule,
         OpenApiModule,
       ],
     };

@@ -18,4 +18,4 @@ export { ConversationSignals } from './repository/conversation-signals';
 export { TurnScheduler } from './commands/turn-scheduler';
 export { SNAPSHOT_SOURCE, type SnapshotSource } from './commands/snapshot-source';
 export { TURN_QUEUE, TIMER_QUEUE, type TurnJob, type TimerJob } from './turn-jobs';
-export { registerChatCommand } from './cli/chat/chat.command';
+export { connection as parleyConnection, registerChatCommand } from './cli/chat/chat.command';

@@ -9,3 +9,5 @@ export { IntegrationRelayModule } from './nats/integration-relay.module';
 export { JsonRpcModule } from './json-rpc/json-rpc.module';
 export { OpenApiModule } from './openapi/openapi.module';
 export { runDeployable, listenForOperations } from './app/bootstrap';
+export { McpServerModule } from './mcp/mcp.module';
+export { registerMcpCommand } from './mcp/mcp.command';

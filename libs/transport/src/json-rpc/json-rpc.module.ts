@@ -45,6 +45,6 @@ const logger = new Logger('JsonRpc');
     },
   ],
   controllers: [JsonRpcController],
-  exports: [JsonRpcMethods],
+  exports: [JsonRpcMethods, JsonRpcDispatcher],
 })
 export class JsonRpcModule {}

@@ -140,14 +140,18 @@ export class JsonRpcDispatcher {
 
     let response: JsonRpcResponse;
     try {
-      response = { jsonrpc: '2.0', id: answerId, result: await this.run(name, params, caller) };
+      response = { jsonrpc: '2.0', id: answerId, result: await this.invoke(name, params, caller) };
     } catch (err) {
       response = errorResponse(answerId, this.errorOf(err));
     }
     return notification ? null : response;
   }
 
-  private async run(name: string, params: unknown, caller: JsonRpcCaller): Promise<unknown> {
+  /**
+   * Runs one method for `caller` as a call of a message does, its failure thrown: a DomainError,
+   * MethodNotFound for a name no table has, or anything unexpected. MCP's tools call it too.
+   */
+  async invoke(name: string, params: unknown, caller: JsonRpcCaller): Promise<unknown> {
     const byName = () => {
       if (Array.isArray(params))
         throw DomainError.validation(

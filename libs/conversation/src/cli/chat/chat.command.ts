@@ -48,7 +48,15 @@ export function registerChatCommand(program: Command): void {
     });
 }
 
-async function connection(flags: ChatFlags): Promise<{ url: string; key: string }> {
+/**
+ * Where a command line client finds a running Parley: `--url` (default http://localhost:<PORT>),
+ * and its key from `--key`, `--key-file`, or the development key file `<PARLEY_DATA_DIR>/admin.key`.
+ */
+export async function connection(flags: {
+  url?: string;
+  key?: string;
+  keyFile?: string;
+}): Promise<{ url: string; key: string }> {
   const needsConfig = !flags.url || (!flags.key && !flags.keyFile);
   const config = needsConfig ? loadConfig() : null;
   const url = (flags.url ?? `http://localhost:${config!.http.port}`).replace(/\/+$/, '');
