@@ -1,5 +1,5 @@
 import type { ConversationSnapshot } from '@parley/core';
-import type { Attachment } from './conversation.events';
+import type { Attachment, ContextRetrieved } from './conversation.events';
 import type { ToolRepository } from './tool-repositories';
 
 /** Who sends a command, when, and under which idempotency key. Time and ids come from here. */
@@ -19,9 +19,28 @@ export type StartConversation = Command<
     actionCode: string;
     metadata: Record<string, unknown>;
     snapshot: ConversationSnapshot;
+    /**
+     * Messages the conversation starts with, recorded before any turn (turn 0): a one-shot
+     * caller's earlier messages (seed 004's generate) become the history its turn remembers.
+     */
+    history?: HistoryMessage[];
   }
 >;
-export type SendMessage = Command<'SendMessage', { content: string; tokenCount: number; attachments: Attachment[] }>;
+export interface HistoryMessage {
+  role: 'US' | 'AS';
+  content: string;
+  tokenCount: number;
+}
+export type SendMessage = Command<
+  'SendMessage',
+  {
+    content: string;
+    tokenCount: number;
+    attachments: Attachment[];
+    /** A context block the caller brought (seed 004's `context_chunks`), recorded as the turn's retrieval. */
+    context?: Omit<ContextRetrieved['data'], 'turnNo'>;
+  }
+>;
 export type SubmitAnswers = Command<'SubmitAnswers', { answers: Record<string, string> }>;
 export type ApproveToolCall = Command<'ApproveToolCall', { toolCallId: string }>;
 export type RejectToolCall = Command<'RejectToolCall', { toolCallId: string; reason: string | null }>;

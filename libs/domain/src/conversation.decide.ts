@@ -63,11 +63,16 @@ function startConversation(command: StartConversation, state: ConversationState)
   const { conversationId, agentCode, actionCode, metadata, snapshot } = command.data;
   if (state.status !== 'none')
     throw new DomainError('CONFLICT', `Conversation '${conversationId}' already exists.`, { conversationId });
+  const history = (command.data.history ?? []).map(({ role, content, tokenCount }, i): ConversationEvent => ({
+    type: 'MessageRecorded',
+    data: { sequence: i + 1, role, content, turnNo: 0, tokenCount },
+  }));
   return [
     {
       type: 'ConversationStarted',
       data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
     },
+    ...history,
   ];
 }
 
@@ -155,7 +160,7 @@ function sendMessage(command: SendMessage, state: ExistingConversation): Convers
     case 'FA': {
       const sequence = nextSequence(state);
       const turnNo = (state.turn?.no ?? 0) + 1;
-      const { content, tokenCount, attachments } = command.data;
+      const { content, tokenCount, attachments, context } = command.data;
       return [
         { type: 'MessageRecorded', data: { sequence, role: 'US', content, turnNo, tokenCount } },
         ...attachments.map((a, i) => ({
@@ -163,6 +168,7 @@ function sendMessage(command: SendMessage, state: ExistingConversation): Convers
           data: { messageSequence: sequence, attachmentSequence: i + 1, mediaType: a.mediaType, url: a.url },
         })),
         { type: 'TurnStarted', data: { turnNo } },
+        ...(context ? [{ type: 'ContextRetrieved' as const, data: { turnNo, ...context } }] : []),
       ];
     }
     default:

@@ -1,0 +1,236 @@
+import type { ChildProcess } from 'node:child_process';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { createLogger } from '@parley/observability';
+import {
+  createTestDatabase,
+  freePort,
+  killProcess,
+  startEverythingHttp,
+  startSimulator,
+  type Simulator,
+  type TestDatabase,
+} from '@parley/testing';
+import { createHttpApp } from '@parley/transport';
+import { AppModule } from '../apps/server/src/app.module';
+import { callerOf, testConfig, type ParleyUnderTest } from './support/parley-app';
+
+/** Seed 004 §4's request, verbatim. */
+const SEED_REQUEST = {
+  mode: 'rag',
+  system_prompt: 'You are Visior, the internal AI assistant...',
+  messages: [{ role: 'user', content: 'Как настроить LDAP интеграцию?' }],
+  context_chunks: [
+    {
+      doc_id: 'doc_123',
+      section_id: 'sec_ldap',
+      text: 'Для настройки LDAP интеграции...',
+      page_start: 6,
+      page_end: 7,
+    },
+  ],
+  generation_params: {
+    max_tokens: 512,
+    temperature: 0.2,
+    top_p: 0.95,
+    presence_penalty: 0.0,
+    frequency_penalty: 0.0,
+    stop: ['</answer>'],
+  },
+  trace_id: 'abc-def-123',
+};
+const SEED_ANSWER = 'Чтобы настроить LDAP интеграцию в Orion X, выполните...';
+const MODEL = 'local-llama-3-8b';
+
+/**
+ * A Parley configured by environment alone (seed 004 §11) on a fresh database: no catalog
+ * apply. LLM_RUNTIME_URL points at the simulator, MCP_PROXY_URL at server-everything over
+ * streamable HTTP.
+ */
+async function startFromEnvironment(label: string, env: Record<string, string>) {
+  const db: TestDatabase = await createTestDatabase(label);
+  const config = testConfig(db.url, { PORT: '0', ...env });
+  const app: NestFastifyApplication = await createHttpApp(
+    AppModule.forRoot(config),
+    config,
+    createLogger({ level: 'silent' }),
+  );
+  await app.listen(0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  return { db, app, url, call: callerOf(url) };
+}
+
+describe('POST /internal/llm/generate (seed 004), configured by environment alone', () => {
+  let simulator: Simulator;
+  let everything: ChildProcess;
+  let parley: { db: TestDatabase; app: NestFastifyApplication; url: string; call: ParleyUnderTest['call'] };
+  let store: EventStore;
+  const generate = (body: unknown) => parley.call('POST', '/internal/llm/generate', body);
+
+  beforeAll(async () => {
+    simulator = await startSimulator();
+    const port = await freePort();
+    everything = await startEverythingHttp('streamableHttp', port);
+    parley = await startFromEnvironment('generate', {
+      LLM_RUNTIME_URL: simulator.url,
+      DEFAULT_MODEL_NAME: MODEL,
+      MCP_PROXY_URL: `http://127.0.0.1:${port}/mcp`,
+      LLM_RETRY_DELAY_MS: '5',
+    });
+    store = parley.app.get(EVENT_STORE);
+  }, 60_000);
+  afterAll(async () => {
+    await parley?.app.close();
+    await parley?.db.drop();
+    await simulator?.close();
+    if (everything) await killProcess(everything);
+  });
+  beforeEach(() => simulator.reset());
+
+  const eventsOf = async (conversationId: string) =>
+    (await store.readStream(`conversation-${conversationId}`)).map((e) => ({ type: e.type, data: e.data as any }));
+
+  it('keeps the provider, model and GENERATE action in the catalog, derived from the variables', async () => {
+    const action = await parley.call('GET', '/api/v1/actions/GENERATE');
+    expect(action.status).toBe(200);
+    const model = await parley.call('GET', '/api/v1/catalog/models/ENV-DEFAULT');
+    expect(model.body).toMatchObject({ llmModelName: MODEL, llmProvider: 'ENV' });
+    const provider = await parley.call('GET', '/api/v1/catalog/providers/ENV');
+    expect(provider.body).toMatchObject({ baseUrl: simulator.url, providerType: 'openai-compatible' });
+    const mcp = await parley.call('GET', '/api/v1/mcp-clients/mcp-proxy');
+    expect(mcp.body).toMatchObject({ name: 'mcp-proxy', mcpTransportType: 'SH' });
+  });
+
+  it("answers seed 004's rag example field by field, with the chunks between system prompt and user message", async () => {
+    simulator.script([{ reply: { text: SEED_ANSWER, tokens: { prompt: 1180, completion: 210 } } }]);
+    const res = await generate(SEED_REQUEST);
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe(SEED_ANSWER);
+    expect(res.body.used_tokens).toEqual({ prompt: 1180, completion: 210 });
+    expect(res.body.tools_called).toEqual([]);
+    expect(res.body.meta).toMatchObject({ model_name: MODEL, tool_steps: 0, trace_id: 'abc-def-123' });
+    expect(typeof res.body.meta.latency_ms).toBe('number');
+    expect(Object.keys(res.body).sort()).toEqual(['answer', 'meta', 'tools_called', 'used_tokens']);
+
+    const [request] = simulator.requests;
+    const body = request.body as any;
+    expect(body.model).toBe(MODEL);
+    expect(body).toMatchObject({ temperature: 0.2, top_p: 0.95, stop: ['</answer>'] });
+    expect(body.presence_penalty ?? 0).toBe(0);
+    const roles = body.messages.map((m: any) => m.role);
+    expect(roles).toEqual(['system', 'system', 'user']);
+    expect(body.messages[0].content).toBe(SEED_REQUEST.system_prompt);
+    expect(body.messages[1].content).toMatch(/^Below are relevant sections/);
+    expect(body.messages[1].content).toContain('Для настройки LDAP интеграции...');
+    expect(body.messages[2].content).toBe('Как настроить LDAP интеграцию?');
+  });
+
+  it('records the call as a one-shot conversation that verifies', async () => {
+    simulator.script([{ reply: { text: 'Recorded.' } }]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'hello' }] });
+    const id = res.body.meta.conversation_id;
+    const types = (await eventsOf(id)).map((e) => e.type);
+    expect(types[0]).toBe('ConversationStarted');
+    expect(types).toEqual(expect.arrayContaining(['MessageRecorded', 'TurnStarted', 'ModelCallCompleted']));
+    expect(types.at(-1)).toBe('ConversationCompleted');
+    const verified = await parley.call('GET', `/api/v1/conversations/${id}/verify`);
+    expect(verified.status).toBe(200);
+    expect(verified.body).toMatchObject({ ok: true });
+  });
+
+  it('sends earlier messages as history, in chat mode', async () => {
+    simulator.script([{ reply: { text: 'Third.' } }]);
+    const res = await generate({
+      mode: 'chat',
+      system_prompt: 'Be brief.',
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+        { role: 'user', content: 'three' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe('Third.');
+    const sent = (simulator.requests[0].body as any).messages.map((m: any) => [m.role, m.content]);
+    expect(sent).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'one'],
+      ['assistant', 'two'],
+      ['user', 'three'],
+    ]);
+  });
+
+  it('runs an MCP tool of MCP_PROXY_URL and reports it in tools_called', async () => {
+    const echo = 'mcp-proxy__echo';
+    simulator.script([
+      { when: { toolResult: { name: echo } }, reply: { text: 'Echoed.' } },
+      { reply: { toolCalls: [{ name: echo, arguments: { message: 'hi' } }] } },
+    ]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'echo hi' }] });
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe('Echoed.');
+    expect(res.body.tools_called).toEqual([{ name: echo, arguments: { message: 'hi' }, result_summary: 'Echo: hi' }]);
+    expect(res.body.meta.tool_steps).toBe(1);
+    const offered = ((simulator.requests[0].body as any).tools ?? []).map((t: any) => t.function.name);
+    expect(offered).toContain(echo);
+  });
+
+  it('answers 422 LLM_LIMIT_EXCEEDED past 3 tool steps (seed 004 default)', async () => {
+    simulator.script([{ reply: { toolCalls: [{ name: 'mcp-proxy__echo', arguments: { message: 'again' } }] } }]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'loop' }] });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: { code: 'LLM_LIMIT_EXCEEDED', message: expect.any(String) } });
+  });
+
+  it('answers 502 LLM_RUNTIME_ERROR after two tool errors in a row, each fed back to the model', async () => {
+    simulator.script([{ reply: { toolCalls: [{ name: 'mcp-proxy__no-such-tool', arguments: {} }] } }]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'break' }] });
+    expect(res.status).toBe(502);
+    expect(res.body).toEqual({ error: { code: 'LLM_RUNTIME_ERROR', message: 'Two tool calls in a row failed.' } });
+    // The first error went back to the model as a tool result.
+    expect(simulator.requests.length).toBe(2);
+    expect((simulator.requests[1].body as any).messages.some((m: any) => m.role === 'tool')).toBe(true);
+  });
+
+  it('answers 502 LLM_RUNTIME_ERROR when the runtime fails, after one retry', async () => {
+    simulator.script([{ reply: { fail: { status: 503, message: 'overloaded' } } }]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(502);
+    expect(res.body).toEqual({ error: { code: 'LLM_RUNTIME_ERROR', message: expect.any(String) } });
+    expect(simulator.requests.length).toBe(2);
+  });
+
+  it('answers 422 LLM_LIMIT_EXCEEDED for a prompt over MAX_PROMPT_TOKENS (4k)', async () => {
+    const long = 'word '.repeat(5000);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: long }] });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('LLM_LIMIT_EXCEEDED');
+    expect(simulator.requests.length).toBe(0);
+  });
+
+  it.each([
+    ['no mode', { messages: [{ role: 'user', content: 'x' }] }, 'mode'],
+    ['no messages', { mode: 'chat', messages: [] }, 'messages'],
+    ['an assistant message last', { mode: 'chat', messages: [{ role: 'assistant', content: 'x' }] }, 'messages.0'],
+    ['chunks in chat mode', { ...SEED_REQUEST, mode: 'chat' }, 'context_chunks'],
+    [
+      'a temperature over 2',
+      { ...SEED_REQUEST, generation_params: { temperature: 3 } },
+      'generation_params.temperature',
+    ],
+    [
+      'five stop sequences',
+      { ...SEED_REQUEST, generation_params: { stop: ['a', 'b', 'c', 'd', 'e'] } },
+      'generation_params.stop',
+    ],
+    ['an unknown field', { ...SEED_REQUEST, extra: 1 }, ''],
+  ])('answers 400 VALIDATION_FAILED for %s, and records nothing', async (_name, body, path) => {
+    const before = (await parley.call('GET', '/api/v1/conversations?limit=100')).body;
+    const res = await generate(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(JSON.stringify(res.body.error.details?.problems ?? [])).toContain(path);
+    expect((await parley.call('GET', '/api/v1/conversations?limit=100')).body).toEqual(before);
+    expect(simulator.requests.length).toBe(0);
+  });
+});
