@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
@@ -12,8 +13,10 @@ import {
   type TestDatabase,
 } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
+import { connect, headers } from 'nats';
+import { CatalogService } from '@parley/catalog';
 import { AppModule } from '../apps/server/src/app.module';
-import { callerOf, testConfig, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, callerOf, testConfig, type ParleyUnderTest } from './support/parley-app';
 
 /** Seed 004 §4's request, verbatim. */
 const SEED_REQUEST = {
@@ -47,8 +50,8 @@ const MODEL = 'local-llama-3-8b';
  * apply. LLM_RUNTIME_URL points at the simulator, MCP_PROXY_URL at server-everything over
  * streamable HTTP.
  */
-async function startFromEnvironment(label: string, env: Record<string, string>) {
-  const db: TestDatabase = await createTestDatabase(label);
+async function startFromEnvironment(label: string, env: Record<string, string>, onDb?: TestDatabase) {
+  const db: TestDatabase = onDb ?? (await createTestDatabase(label));
   const config = testConfig(db.url, { PORT: '0', ...env });
   const app: NestFastifyApplication = await createHttpApp(
     AppModule.forRoot(config),
@@ -57,13 +60,13 @@ async function startFromEnvironment(label: string, env: Record<string, string>) 
   );
   await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-  return { db, app, url, call: callerOf(url) };
+  return { db, app, url, config, call: callerOf(url) };
 }
 
 describe('POST /internal/llm/generate (seed 004), configured by environment alone', () => {
   let simulator: Simulator;
   let everything: ChildProcess;
-  let parley: { db: TestDatabase; app: NestFastifyApplication; url: string; call: ParleyUnderTest['call'] };
+  let parley: Awaited<ReturnType<typeof startFromEnvironment>>;
   let store: EventStore;
   const generate = (body: unknown) => parley.call('POST', '/internal/llm/generate', body);
 
@@ -225,12 +228,88 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     ],
     ['an unknown field', { ...SEED_REQUEST, extra: 1 }, ''],
   ])('answers 400 VALIDATION_FAILED for %s, and records nothing', async (_name, body, path) => {
-    const before = (await parley.call('GET', '/api/v1/conversations?limit=100')).body;
+    const before = await store.headPosition();
     const res = await generate(body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_FAILED');
     expect(JSON.stringify(res.body.error.details?.problems ?? [])).toContain(path);
-    expect((await parley.call('GET', '/api/v1/conversations?limit=100')).body).toEqual(before);
+    expect(await store.headPosition()).toBe(before);
     expect(simulator.requests.length).toBe(0);
   });
+
+  it('answers the same over NATS (<prefix>.cmd.generate)', async () => {
+    simulator.script([{ reply: { text: SEED_ANSWER, tokens: { prompt: 1180, completion: 210 } } }]);
+    const nc = await connect({ servers: parley.config.nats.url! });
+    try {
+      const h = headers();
+      h.set('authorization', `Bearer ${ADMIN_KEY}`);
+      const msg = await nc.request(`${parley.config.prefix}.cmd.generate`, JSON.stringify(SEED_REQUEST), {
+        headers: h,
+        timeout: 15_000,
+      });
+      const { result } = JSON.parse(msg.string());
+      expect(result).toMatchObject({
+        answer: SEED_ANSWER,
+        used_tokens: { prompt: 1180, completion: 210 },
+        tools_called: [],
+        meta: { model_name: MODEL, tool_steps: 0, trace_id: 'abc-def-123' },
+      });
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
+describe('the catalog kept from the environment', () => {
+  /** Processes of one deployment share the key their catalog secrets are sealed with. */
+  const KEY = randomBytes(32).toString('hex');
+
+  it('is written once by processes starting together, and follows the variables at the next start', async () => {
+    const simulator = await startSimulator();
+    const db = await createTestDatabase('genenv');
+    try {
+      const env = {
+        PARLEY_ENCRYPTION_KEY: KEY,
+        LLM_RUNTIME_URL: simulator.url,
+        DEFAULT_MODEL_NAME: 'first-model',
+        MCP_PROXY_URL: 'http://127.0.0.1:9/mcp',
+      };
+      // Two processes on one clean database, booting at once: the catalog lock serialises them.
+      const [a, b] = await Promise.all([
+        startFromEnvironment('genenv', env, db),
+        startFromEnvironment('genenv', env, db),
+      ]);
+      expect((await a.call('GET', '/api/v1/catalog/models/ENV-DEFAULT')).body.llmModelName).toBe('first-model');
+      expect((await b.call('GET', '/api/v1/actions/GENERATE')).status).toBe(200);
+      // Nothing left to change: the same variables write nothing.
+      const again = await a.app
+        .get(CatalogService)
+        .apply((await import('@parley/catalog')).environmentBundle(a.config)!, { dryRun: true });
+      const changed = Object.values(again.changes).flatMap((c: any) => [...(c.created ?? []), ...(c.updated ?? [])]);
+      expect(changed).toEqual([]);
+      await Promise.all([a.app.close(), b.app.close()]);
+
+      const c = await startFromEnvironment(
+        'genenv',
+        { PARLEY_ENCRYPTION_KEY: KEY, LLM_RUNTIME_URL: simulator.url, DEFAULT_MODEL_NAME: 'second-model' },
+        db,
+      );
+      try {
+        expect((await c.call('GET', '/api/v1/catalog/models/ENV-DEFAULT')).body.llmModelName).toBe('second-model');
+        simulator.script([{ reply: { text: 'From the second model.' } }]);
+        const res = await c.call('POST', '/internal/llm/generate', {
+          mode: 'chat',
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        expect(res.body).toMatchObject({ answer: 'From the second model.', meta: { model_name: 'second-model' } });
+        // MCP_PROXY_URL unset: the action offers no MCP tools any more.
+        expect((simulator.requests[0].body as any).tools).toBeUndefined();
+      } finally {
+        await c.app.close();
+      }
+    } finally {
+      await db.drop();
+      await simulator.close();
+    }
+  }, 60_000);
 });
