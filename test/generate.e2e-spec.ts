@@ -16,7 +16,7 @@ import { createHttpApp } from '@parley/transport';
 import { connect, headers } from 'nats';
 import { CatalogService } from '@parley/catalog';
 import { AppModule } from '../apps/server/src/app.module';
-import { ADMIN_KEY, callerOf, testConfig, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, callerOf, testConfig } from './support/parley-app';
 
 /** Seed 004 §4's request, verbatim. */
 const SEED_REQUEST = {
