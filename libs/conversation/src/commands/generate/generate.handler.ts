@@ -4,6 +4,7 @@ import { DomainError, type ConversationSnapshot } from '@parley/core';
 import type { ContextRetrieved, HistoryMessage, TranscriptEntry } from '@parley/domain';
 import { runWithContext } from '@parley/observability';
 import { countTokens, fitContext, type ContextChunk } from '@parley/prompt';
+import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { OperationContext } from '../../api/operation';
@@ -94,6 +95,12 @@ export const generateReply = z.object({
   }),
 });
 
+/**
+ * How long the GENERATE action's resolved snapshot is reused for a caller: a catalog change (or an
+ * MCP server's new tool) reaches generate calls within this, as provider keys reach model calls.
+ */
+export const GENERATE_SNAPSHOT_TTL_MS = 5_000;
+
 /** How much of a tool's result `result_summary` keeps. */
 const SUMMARY_CHARS = 200;
 
@@ -107,6 +114,14 @@ const SUMMARY_CHARS = 200;
  */
 @Injectable()
 export class GenerateHandler {
+  /** Per caller (subject and roles: the model's and provider's ACL depend on them), bounded. */
+  private readonly snapshotsOf = new LRUCache<string, ConversationSnapshot, OperationContext['caller']>({
+    max: 1_000,
+    ttl: GENERATE_SNAPSHOT_TTL_MS,
+    fetchMethod: (_key, _stale, { context }) =>
+      this.snapshots.resolve(GENERATE_AGENT_CODE, GENERATE_ACTION_CODE, context),
+  });
+
   constructor(
     @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(TurnCommand) private readonly turn: TurnCommand,
@@ -124,7 +139,10 @@ export class GenerateHandler {
 
   private async generate(input: GenerateInput, ctx: OperationContext): Promise<GenerateReply> {
     const startedAt = Date.now();
-    const base = await this.snapshots.resolve(GENERATE_AGENT_CODE, GENERATE_ACTION_CODE, ctx.caller);
+    const caller = ctx.caller;
+    const base = (await this.snapshotsOf.fetch(`${caller.subject}\u0000${[...caller.roles].sort().join(',')}`, {
+      context: caller,
+    }))!;
     const snapshot = withRequest(base, input);
     const modelName = snapshot.model.name;
     const count = (s: string) => countTokens(s, modelName);
