@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
@@ -50,14 +51,22 @@ const MODEL = 'local-llama-3-8b';
  * apply. LLM_RUNTIME_URL points at the simulator, MCP_PROXY_URL at server-everything over
  * streamable HTTP.
  */
-async function startFromEnvironment(label: string, env: Record<string, string>, onDb?: TestDatabase) {
+async function startFromEnvironment(
+  label: string,
+  env: Record<string, string>,
+  onDb?: TestDatabase,
+  logs?: Record<string, unknown>[],
+) {
   const db: TestDatabase = onDb ?? (await createTestDatabase(label));
   const config = testConfig(db.url, { PORT: '0', ...env });
-  const app: NestFastifyApplication = await createHttpApp(
-    AppModule.forRoot(config),
-    config,
-    createLogger({ level: 'silent' }),
-  );
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logs?.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
+  const logger = logs ? createLogger({ level: 'info' }, destination) : createLogger({ level: 'silent' });
+  const app: NestFastifyApplication = await createHttpApp(AppModule.forRoot(config), config, logger);
   await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   return { db, app, url, config, call: callerOf(url) };
@@ -257,6 +266,69 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     } finally {
       await nc.close();
     }
+  });
+});
+
+describe('generate with a runtime without a tools API (LLM_RUNTIME_TOOLS=text, ENABLE_JSON_MODE)', () => {
+  let simulator: Simulator;
+  let everything: ChildProcess;
+  let parley: Awaited<ReturnType<typeof startFromEnvironment>>;
+  const logs: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    simulator = await startSimulator();
+    const port = await freePort();
+    everything = await startEverythingHttp('streamableHttp', port);
+    parley = await startFromEnvironment(
+      'gentext',
+      {
+        LLM_RUNTIME_URL: simulator.url,
+        LLM_RUNTIME_TOOLS: 'text',
+        ENABLE_JSON_MODE: 'true',
+        DEFAULT_MODEL_NAME: 'sim-text-tools',
+        MCP_PROXY_URL: `http://127.0.0.1:${port}/mcp`,
+      },
+      undefined,
+      logs,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await parley?.app.close();
+    await parley?.db.drop();
+    await simulator?.close();
+    if (everything) await killProcess(everything);
+  });
+
+  it('offers the MCP tools as text in JSON mode, runs the call the reply writes, and logs each step under the trace_id', async () => {
+    const echo = 'mcp-proxy__echo';
+    simulator.script([
+      { when: { toolResult: { name: echo } }, reply: { text: '{"answer": "Echoed as text."}' } },
+      { reply: { toolCalls: [{ name: echo, arguments: { message: 'plain' } }] } },
+    ]);
+    const res = await parley.call('POST', '/internal/llm/generate', {
+      mode: 'chat',
+      messages: [{ role: 'user', content: 'echo plain' }],
+      trace_id: 'trace-text-0001',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      answer: 'Echoed as text.',
+      tools_called: [{ name: echo, arguments: { message: 'plain' }, result_summary: 'Echo: plain' }],
+      meta: { model_name: 'sim-text-tools', tool_steps: 1, trace_id: 'trace-text-0001' },
+    });
+    const [first, second] = simulator.requests.map((r) => r.body as any);
+    expect(first.tools).toBeUndefined();
+    expect(first.response_format).toEqual({ type: 'json_object' });
+    expect(
+      first.messages.some((m: any) => m.role === 'system' && m.content.includes('You may use the following tools:')),
+    ).toBe(true);
+    expect(JSON.parse(second.messages.at(-1).content)).toEqual({ tool_result: 'Echo: plain', tool_name: echo });
+
+    const steps = logs.filter((l) => l.conversation_id === res.body.meta.conversation_id && 'tool_step' in l);
+    expect(steps).toEqual([
+      expect.objectContaining({ model_name: 'sim-text-tools', tool_step: 0, trace_id: 'trace-text-0001' }),
+      expect.objectContaining({ model_name: 'sim-text-tools', tool_step: 1, trace_id: 'trace-text-0001' }),
+    ]);
   });
 });
 

@@ -254,6 +254,12 @@ export const envSchema = z.object({
     .min(1)
     .default('none')
     .describe('API key sent to `LLM_RUNTIME_URL` (stored encrypted with the provider); most local runtimes take any.'),
+  LLM_RUNTIME_TOOLS: z
+    .enum(['api', 'text'])
+    .default('api')
+    .describe(
+      "How `LLM_RUNTIME_URL`'s model takes tools: `api` (the tools API, capability FC) or `text` (a runtime without one: tools as a text block, calls parsed from the reply, in JSON mode with `ENABLE_JSON_MODE`).",
+    ),
   DEFAULT_MODEL_NAME: z
     .string()
     .min(1)

@@ -95,6 +95,7 @@ function toConfig(env: Env) {
       runtimeUrl: env.LLM_RUNTIME_URL ?? null,
       runtimeApiKey: env.LLM_RUNTIME_API_KEY,
       modelName: env.DEFAULT_MODEL_NAME ?? 'default',
+      runtimeTools: env.LLM_RUNTIME_TOOLS,
       mcpProxyUrl: env.MCP_PROXY_URL ?? null,
       maxToolSteps: env.MAX_TOOL_STEPS ?? 3,
       maxPromptTokens: env.MAX_PROMPT_TOKENS ?? 4096,

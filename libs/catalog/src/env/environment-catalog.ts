@@ -20,8 +20,8 @@ export function environmentBundle(config: Config): Record<string, unknown[]> | n
   const g = config.generate;
   if (!g.runtimeUrl) return null;
   const described = 'Kept from the environment (LLM_RUNTIME_URL)';
-  // A model without FC in the catalog gets tool calls as text (the adapter's text protocol).
-  const capabilities = ['FC', 'JM'];
+  // Without FC the turn sends tools as text (the adapter's text protocol), in JSON mode with JM.
+  const capabilities = g.runtimeTools === 'api' ? ['FC', 'JM'] : config.llm.enableJsonMode ? ['JM'] : [];
   return {
     providers: [
       {
