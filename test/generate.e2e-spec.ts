@@ -137,7 +137,7 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     expect(body.messages[2].content).toBe('Как настроить LDAP интеграцию?');
   });
 
-  it('records the call as a one-shot conversation that verifies', async () => {
+  it('records the call as a one-shot conversation that verifies and replays', async () => {
     simulator.script([{ reply: { text: 'Recorded.' } }]);
     const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'hello' }] });
     const id = res.body.meta.conversation_id;
@@ -148,6 +148,15 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     const verified = await parley.call('GET', `/api/v1/conversations/${id}/verify`);
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ ok: true });
+    // Replayed: the stream folds to the call's outcome, and its first event holds what the call ran with.
+    const state = await parley.call('GET', `/api/v1/conversations/${id}/state`);
+    expect(state.body.state).toMatchObject({ status: 'CO', snapshot: { model: { name: MODEL } } });
+    expect(state.body.state.transcript.map((m: any) => [m.role, m.content])).toEqual([
+      ['US', 'hello'],
+      ['AS', 'Recorded.'],
+    ]);
+    const started = await parley.call('GET', `/api/v1/conversations/${id}/state?atRevision=0`);
+    expect(started.body.state).toMatchObject({ status: 'NS', agentCode: 'GENERATE', actionCode: 'GENERATE' });
   });
 
   it('sends earlier messages as history, in chat mode', async () => {
