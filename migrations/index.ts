@@ -11,6 +11,7 @@ import { CollectionEmbeddingModel1732200011500 } from './1732200011500-collectio
 import { Retrieval1732200013000 } from './1732200013000-retrieval';
 import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 import { ConfigurationStop1732200016000 } from './1732200016000-configuration-stop';
+import { ActionDefaultModel1732200017000 } from './1732200017000-action-default-model';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -30,4 +31,5 @@ export const migrations = [
   Retrieval1732200013000,
   LongTermMemory1732200014000,
   ConfigurationStop1732200016000,
+  ActionDefaultModel1732200017000,
 ];

@@ -385,6 +385,20 @@ describe('the catalog kept from the environment', () => {
         expect(res.body).toMatchObject({ answer: 'From the second model.', meta: { model_name: 'second-model' } });
         // MCP_PROXY_URL unset: the action offers no MCP tools any more.
         expect((simulator.requests[0].body as any).tools).toBeUndefined();
+
+        // An action that names no model runs on DEFAULT_MODEL_NAME's.
+        const applied = await c.call('POST', '/api/v1/catalog/apply', {
+          actions: [{ code: 'NOMODEL', description: 'Names no model', llmMemoryStrategy: 'GENR' }],
+        });
+        expect(applied.status).toBe(200);
+        const started = await c.call('POST', '/api/v1/conversations', { agentCode: 'GENERATE', actionCode: 'NOMODEL' });
+        expect(started.status).toBe(201);
+        simulator.script([{ reply: { text: 'Default model here.' } }]);
+        const sent = await c.call('POST', `/api/v1/conversations/${started.body.conversationId}/messages`, {
+          content: 'which model?',
+        });
+        expect(sent.body).toMatchObject({ status: 'CO', reply: 'Default model here.' });
+        expect((simulator.requests.at(-1)!.body as any).model).toBe('second-model');
       } finally {
         await c.app.close();
       }
