@@ -324,7 +324,9 @@ function checkRunnable(action: Row, modelCode: string | null, model: Row | null,
   const problem = (message: string) =>
     DomainError.validation([{ path: 'llmModel', message }], `Action '${String(action.code)}' cannot run: ${message}.`);
   if (modelCode === null)
-    throw problem('it names no model, and no default model is set (LLM_RUNTIME_URL, or DEFAULT_MODEL_NAME)');
+    throw problem(
+      'it names no model, and no default model is set (LLM_RUNTIME_URL) or named in the catalog (DEFAULT_MODEL_NAME)',
+    );
   if (!model) throw problem(`model '${modelCode}' is missing`);
   if (model.status !== 'active') throw problem(`model '${String(model.code)}' is inactive`);
   if (model.modelType !== 'inference') throw problem(`model '${String(model.code)}' is not an inference model`);
