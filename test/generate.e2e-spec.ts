@@ -88,6 +88,7 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
       DEFAULT_MODEL_NAME: MODEL,
       MCP_PROXY_URL: `http://127.0.0.1:${port}/mcp`,
       LLM_RETRY_DELAY_MS: '5',
+      LLM_CALL_TIMEOUT_MS: '700',
     });
     store = parley.app.get(EVENT_STORE);
   }, 60_000);
@@ -220,6 +221,16 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     expect(res.body).toEqual({ error: { code: 'LLM_RUNTIME_ERROR', message: expect.any(String) } });
     expect(simulator.requests.length).toBe(2);
   });
+
+  it('answers 504 LLM_RUNTIME_ERROR when the model times out, after one retry', async () => {
+    simulator.script([{ reply: { hang: true } }]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(504);
+    expect(res.body).toEqual({
+      error: { code: 'LLM_RUNTIME_ERROR', message: expect.stringMatching(/took longer than 700 ms/) },
+    });
+    expect(simulator.requests.length).toBe(2);
+  }, 15_000);
 
   it('answers 422 LLM_LIMIT_EXCEEDED for a prompt over MAX_PROMPT_TOKENS (4k)', async () => {
     const long = 'word '.repeat(5000);

@@ -254,7 +254,7 @@ describe('SnapshotResolver, an action that names no model', () => {
   });
 
   it('cannot run without a default, or when no catalog model has that name, and says why', async () => {
-    for (const env of [{}, { DEFAULT_MODEL_NAME: 'no-such-model' }]) {
+    for (const env of [{}, { DEFAULT_MODEL_NAME: 'no-such-model' }] as Record<string, string>[]) {
       const err = (await resolverWith(env)
         .resolve('HELPDESK', 'NOMODEL')
         .catch((e: unknown) => e)) as DomainError;

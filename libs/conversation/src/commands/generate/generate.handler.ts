@@ -184,7 +184,7 @@ export class GenerateHandler {
         undefined,
         504,
       );
-    if (reply.status === 'FA') throw failureOf(reply.error);
+    if (reply.status === 'FA') throw failureOf(reply.error, await this.timedOut(conversationId));
     if (reply.status !== 'CO')
       throw new DomainError(
         'LLM_RUNTIME_ERROR',
@@ -204,6 +204,13 @@ export class GenerateHandler {
         conversation_id: conversationId,
       },
     };
+  }
+
+  /** Whether the failed call's last model attempt ran out of time (ModelCallFailed, kind `timeout`). */
+  private async timedOut(conversationId: string): Promise<boolean> {
+    const events = await this.repository.eventsFrom(conversationId, 0n);
+    const failed = events.filter((e) => e.type === 'ModelCallFailed').at(-1);
+    return (failed?.data as { kind?: string } | undefined)?.kind === 'timeout';
   }
 }
 
@@ -299,9 +306,10 @@ const summary = (s: string): string => (s.length <= SUMMARY_CHARS ? s : `${s.sli
  * The failed turn as generate's error (seed 004 §9): a timeout is LLM_RUNTIME_ERROR with 504,
  * two tool errors in a row LLM_RUNTIME_ERROR (the tools, not a limit, failed), limits 422.
  */
-function failureOf(error: { code: string; message: string } | undefined): DomainError {
+function failureOf(error: { code: string; message: string } | undefined, timedOut: boolean): DomainError {
   const message = error?.message ?? 'The call failed.';
   if (error?.code === 'LLM_LIMIT_EXCEEDED') return new DomainError('LLM_LIMIT_EXCEEDED', message);
-  if (/timed? ?out|timeout/i.test(message)) return new DomainError('LLM_RUNTIME_ERROR', message, undefined, 504);
+  if (error?.code === 'LLM_RUNTIME_ERROR' && timedOut)
+    return new DomainError('LLM_RUNTIME_ERROR', message, undefined, 504);
   return new DomainError('LLM_RUNTIME_ERROR', message);
 }
