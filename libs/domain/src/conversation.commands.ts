@@ -24,23 +24,22 @@ export type StartConversation = Command<
      * caller's earlier messages (seed 004's generate) become the history its turn remembers.
      */
     history?: HistoryMessage[];
+    /** A first message that starts the first turn in the same append (a one-shot caller's turn). */
+    message?: FirstMessage;
   }
 >;
+export interface FirstMessage {
+  content: string;
+  tokenCount: number;
+  /** A context block the caller brought, recorded as the turn's retrieval. */
+  context?: Omit<ContextRetrieved['data'], 'turnNo'>;
+}
 export interface HistoryMessage {
   role: 'US' | 'AS';
   content: string;
   tokenCount: number;
 }
-export type SendMessage = Command<
-  'SendMessage',
-  {
-    content: string;
-    tokenCount: number;
-    attachments: Attachment[];
-    /** A context block the caller brought (seed 004's `context_chunks`), recorded as the turn's retrieval. */
-    context?: Omit<ContextRetrieved['data'], 'turnNo'>;
-  }
->;
+export type SendMessage = Command<'SendMessage', { content: string; tokenCount: number; attachments: Attachment[] }>;
 export type SubmitAnswers = Command<'SubmitAnswers', { answers: Record<string, string> }>;
 export type ApproveToolCall = Command<'ApproveToolCall', { toolCallId: string }>;
 export type RejectToolCall = Command<'RejectToolCall', { toolCallId: string; reason: string | null }>;

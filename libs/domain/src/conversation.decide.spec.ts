@@ -314,7 +314,7 @@ describe('conversation decider: what the events say', () => {
       ]);
   });
 
-  it("records a caller's context block as the new turn's retrieval", () => {
+  it("starts the first turn in the same append with a one-shot caller's message and context block", () => {
     const context = {
       query: 'q',
       searches: [],
@@ -324,14 +324,17 @@ describe('conversation decider: what the events say', () => {
       context: 'Below are relevant sections…',
       budget: { promptTokens: 4096, withoutContext: 10, context: 5 },
     };
-    spec
-      .given([started])
-      .when(cmd('SendMessage', { content: 'q', tokenCount: 1, attachments: [], context }))
-      .then([
-        { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'q', turnNo: 1, tokenCount: 1 } },
-        { type: 'TurnStarted', data: { turnNo: 1 } },
-        { type: 'ContextRetrieved', data: { turnNo: 1, ...context } },
-      ]);
+    const history = [{ role: 'US' as const, content: 'one', tokenCount: 1 }];
+    const start = {
+      ...commands.StartConversation,
+      data: { ...commands.StartConversation.data, history, message: { content: 'q', tokenCount: 1, context } },
+    } as ConversationCommand;
+    expect(conversationDecider.decide(start, spec.given([]).state).slice(1)).toEqual([
+      { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'one', turnNo: 0, tokenCount: 1 } },
+      { type: 'MessageRecorded', data: { sequence: 2, role: 'US', content: 'q', turnNo: 1, tokenCount: 1 } },
+      { type: 'TurnStarted', data: { turnNo: 1 } },
+      { type: 'ContextRetrieved', data: { turnNo: 1, ...context } },
+    ]);
   });
 
   it('feeds answers back as the question tool call result and resumes the turn', () => {

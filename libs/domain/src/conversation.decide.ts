@@ -67,12 +67,30 @@ function startConversation(command: StartConversation, state: ConversationState)
     type: 'MessageRecorded',
     data: { sequence: i + 1, role, content, turnNo: 0, tokenCount },
   }));
+  const message = command.data.message;
+  const turn: ConversationEvent[] = message
+    ? [
+        {
+          type: 'MessageRecorded',
+          data: {
+            sequence: history.length + 1,
+            role: 'US',
+            content: message.content,
+            turnNo: 1,
+            tokenCount: message.tokenCount,
+          },
+        },
+        { type: 'TurnStarted', data: { turnNo: 1 } },
+        ...(message.context ? [{ type: 'ContextRetrieved' as const, data: { turnNo: 1, ...message.context } }] : []),
+      ]
+    : [];
   return [
     {
       type: 'ConversationStarted',
       data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
     },
     ...history,
+    ...turn,
   ];
 }
 
@@ -160,7 +178,7 @@ function sendMessage(command: SendMessage, state: ExistingConversation): Convers
     case 'FA': {
       const sequence = nextSequence(state);
       const turnNo = (state.turn?.no ?? 0) + 1;
-      const { content, tokenCount, attachments, context } = command.data;
+      const { content, tokenCount, attachments } = command.data;
       return [
         { type: 'MessageRecorded', data: { sequence, role: 'US', content, turnNo, tokenCount } },
         ...attachments.map((a, i) => ({
@@ -168,7 +186,6 @@ function sendMessage(command: SendMessage, state: ExistingConversation): Convers
           data: { messageSequence: sequence, attachmentSequence: i + 1, mediaType: a.mediaType, url: a.url },
         })),
         { type: 'TurnStarted', data: { turnNo } },
-        ...(context ? [{ type: 'ContextRetrieved' as const, data: { turnNo, ...context } }] : []),
       ];
     }
     default:

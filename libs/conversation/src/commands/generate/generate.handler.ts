@@ -9,7 +9,6 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { OperationContext } from '../../api/operation';
 import { ConversationRepository } from '../../repository/conversation.repository';
-import { CommandRunner } from '../command-runner';
 import { SNAPSHOT_SOURCE, type SnapshotSource } from '../snapshot-source';
 import { TurnCommand } from '../turn-command';
 
@@ -123,7 +122,6 @@ export class GenerateHandler {
   });
 
   constructor(
-    @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(TurnCommand) private readonly turn: TurnCommand,
     @Inject(SNAPSHOT_SOURCE) private readonly snapshots: SnapshotSource,
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
@@ -159,7 +157,9 @@ export class GenerateHandler {
 
     const conversationId = uuidv7();
     const own = { ...ctx, idempotencyKey: undefined };
-    await this.runner.execute(conversationId, own, { type: 'StartConversation' }, (meta) => ({
+    // One append starts the conversation, records its history and starts the turn.
+    const body = { type: 'StartConversation' as const, content: last };
+    const reply = await this.turn.run(conversationId, own, { wait: true }, body, (meta) => ({
       type: 'StartConversation',
       data: {
         conversationId,
@@ -168,13 +168,8 @@ export class GenerateHandler {
         metadata: { generate: true, mode: input.mode, ...(input.trace_id ? { traceId: input.trace_id } : {}) },
         snapshot,
         history,
+        message: { content: last, tokenCount, ...(context ? { context } : {}) },
       },
-      meta,
-    }));
-    const body = { type: 'SendMessage' as const, content: last };
-    const reply = await this.turn.run(conversationId, own, { wait: true }, body, (meta) => ({
-      type: 'SendMessage',
-      data: { content: last, tokenCount, attachments: [], ...(context ? { context } : {}) },
       meta,
     }));
     if (!reply.done)
