@@ -5,9 +5,21 @@
  * `{ durations: ids }` -> its own time on each of those requests (by `x-request-id`), in ms.
  */
 import { demoScript, startSimulator, type RecordedRequest } from '../libs/testing/src';
+import type { SimRule } from '../libs/testing/src/simulator/simulator.types';
+
+/**
+ * With BENCH_SIM_ECHO=1 (the generate benchmark), a message starting `echo` asks for the MCP proxy's
+ * `echo` tool once, then answers from its result.
+ */
+const ECHO_TOOL = 'mcp-proxy__echo';
+const echoRules: SimRule[] = [
+  { when: { toolResult: { name: ECHO_TOOL } }, reply: { text: 'The echo came back.' } },
+  { when: { lastUserMessage: /^echo/ }, reply: { toolCalls: [{ name: ECHO_TOOL, arguments: { message: 'bench' } }] } },
+];
 
 async function main(): Promise<void> {
-  const sim = await startSimulator({ rules: demoScript, latencyMs: 0 });
+  const rules = process.env.BENCH_SIM_ECHO ? [...echoRules, ...demoScript] : demoScript;
+  const sim = await startSimulator({ rules, latencyMs: 0 });
   const byId = new Map<string, RecordedRequest>();
   process.on('message', (message: { requestsFrom?: number; durations?: string[] }) => {
     if (message.durations) {

@@ -12,6 +12,7 @@ import { DocumentIngestion1732200012000 } from './1732200012000-document-ingesti
 import { Retrieval1732200013000 } from './1732200013000-retrieval';
 import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 import { ConfigurationStop1732200016000 } from './1732200016000-configuration-stop';
+import { ActionDefaultModel1732200017000 } from './1732200017000-action-default-model';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -32,4 +33,5 @@ export const migrations = [
   Retrieval1732200013000,
   LongTermMemory1732200014000,
   ConfigurationStop1732200016000,
+  ActionDefaultModel1732200017000,
 ];

@@ -69,6 +69,15 @@ describe('the benchmarks at smoke size', () => {
     expect(out).toMatch(/started over stdio by Parley's pool: 1 for/);
     expect(out).toMatch(/processes left after close: 0/);
   }, 120_000);
+  it('bench:generate measures generate against the bare SDKs, plain and with an MCP tool step, and prints its table', async () => {
+    const { code, out } = await runBenchmark('generate.bench.ts', { BENCH_CALLS: '4', BENCH_WARMUP: '2' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/scenario.*bare SDK.*generate.*added/);
+    for (const scenario of ['generate, plain, 1 concurrent', 'generate, one MCP tool step, 50 concurrent'])
+      expect(table.some((line) => line.startsWith(`| ${scenario} |`))).toBe(true);
+  }, 120_000);
+
   it('bench:retrieval measures ingestion, HNSW and exact-scan search and recall, and turns with retrieval, and prints its tables', async () => {
     const { code, out } = await runBenchmark('retrieval.bench.ts', {
       BENCH_TURNS_RAG: '4',

@@ -7,6 +7,7 @@ import { TOOL_CONFIG_SOURCE } from '@parley/tools';
 import { CatalogAccess } from './access/catalog-access';
 import { CatalogService } from './apply/catalog.service';
 import { CatalogController } from './http/catalog.controller';
+import { EnvironmentCatalog } from './env/environment-catalog';
 import { YamlBodyParser } from './http/yaml-body';
 import { CatalogQueries } from './queries/catalog-queries';
 import { CatalogCollectionSource } from './runtime/collection-source';
@@ -48,6 +49,7 @@ const EXPORTED = [
     },
     ...EXPORTED.filter((p) => p !== SecretCipher),
     YamlBodyParser,
+    EnvironmentCatalog,
     { provide: PROVIDER_ENDPOINTS, useExisting: ProviderCredentials },
     { provide: TOOL_CONFIG_SOURCE, useExisting: CatalogToolConfigSource },
     { provide: MCP_CLIENT_CONFIG_SOURCE, useExisting: CatalogMcpClientConfigSource },

@@ -8,3 +8,11 @@ export { ProviderCredentials } from './runtime/provider-credentials';
 export { registerCatalogCommands } from './cli/catalog.commands';
 export { SecretCipher } from './secrets/secret-cipher';
 export { CatalogCollectionSource } from './runtime/collection-source';
+export {
+  environmentBundle,
+  EnvironmentCatalog,
+  ENV_MODEL,
+  GENERATE_ACTION,
+  GENERATE_AGENT,
+  MCP_PROXY_CLIENT,
+} from './env/environment-catalog';

@@ -246,21 +246,44 @@ export const envSchema = z.object({
     'Memory per process for the folded states of recently used conversations, in MiB. `0`: every load folds the whole stream.',
   ),
 
-  DEFAULT_MODEL_NAME: z.string().min(1).optional().describe('Reserved: checked at start, but nothing reads it yet.'),
-  MAX_TOOL_STEPS: int(10, 1).describe(
-    "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. A configuration's `maxToolRounds` overrides it.",
+  LLM_RUNTIME_URL: url(['http', 'https']).describe(
+    'OpenAI-compatible runtime (`…/v1`) for configuration by environment alone: at start Parley keeps a provider, a model (`DEFAULT_MODEL_NAME`) and the `GENERATE` agent and action in the catalog, derived from these variables, for `POST /internal/llm/generate`. Unset: nothing is kept.',
+  ),
+  LLM_RUNTIME_API_KEY: z
+    .string()
+    .min(1)
+    .default('none')
+    .describe('API key sent to `LLM_RUNTIME_URL` (stored encrypted with the provider); most local runtimes take any.'),
+  LLM_RUNTIME_TOOLS: z
+    .enum(['api', 'text'])
+    .default('api')
+    .describe(
+      "How `LLM_RUNTIME_URL`'s model takes tools: `api` (the tools API, capability FC) or `text` (a runtime without one: tools as a text block, calls parsed from the reply, in JSON mode with `ENABLE_JSON_MODE`).",
+    ),
+  DEFAULT_MODEL_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The runtime's model id that `LLM_RUNTIME_URL`'s model sends (default `default`); also the model of actions that name none.",
+    ),
+  MCP_PROXY_URL: url(['http', 'https']).describe(
+    "Streamable-HTTP MCP server whose tools generate calls are offered (kept as the catalog MCP client `mcp-proxy`, with `LLM_RUNTIME_URL`). Its host must be allowed like any MCP client's.",
+  ),
+  MAX_TOOL_STEPS: optionalInt().describe(
+    "Tool rounds per turn: past this many model calls that ask for tools, the turn fails with `LLM_LIMIT_EXCEEDED`. Unset: 10 for conversations, 3 for generate. A configuration's `maxToolRounds` overrides it.",
   ),
   MAX_TOOL_CALLS_PER_REPLY: int(32, 1).describe(
     'Tool calls run from one model reply; each further call is not run and gets a result saying so (`NOT_ALLOWED`), and the turn goes on.',
   ),
   MAX_PROMPT_TOKENS: optionalInt().describe(
-    "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget. A configuration may override it.",
+    "Token budget of one model call's prompt; a larger prompt fails the turn with `LLM_LIMIT_EXCEEDED`. Unset: no budget (4096 for generate). A configuration may override it.",
   ),
   MAX_COMPLETION_TOKENS: optionalInt().describe(
-    "Output-token budget of one turn; each call's `max_tokens` is capped to what is left. Unset: no budget. A configuration may override it.",
+    "Output-token budget of one turn; each call's `max_tokens` is capped to what is left. Unset: no budget (512 for generate). A configuration may override it.",
   ),
   MAX_TOTAL_TOKENS: optionalInt().describe(
-    'Input plus output token budget of one turn. Unset: no budget. A configuration may override it.',
+    'Input plus output token budget of one turn. Unset: no budget (5120 for generate). A configuration may override it.',
   ),
   ENABLE_JSON_MODE: bool(true).describe(
     'Ask for `json_schema` output when an action has an output schema and its model the `JM` capability.',

@@ -87,6 +87,23 @@ function toConfig(env: Env) {
       maxBufferedBytes: env.SSE_MAX_BUFFERED_BYTES,
       credentialCheckMs: env.SSE_CREDENTIAL_CHECK_MS,
     },
+    /**
+     * Configuration by environment alone (seed 004 §11): with `runtimeUrl`, the catalog keeps a
+     * provider, model, agent and action for generate; its limits are seed 004's unless set.
+     */
+    generate: {
+      runtimeUrl: env.LLM_RUNTIME_URL ?? null,
+      runtimeApiKey: env.LLM_RUNTIME_API_KEY,
+      modelName: env.DEFAULT_MODEL_NAME ?? 'default',
+      runtimeTools: env.LLM_RUNTIME_TOOLS,
+      mcpProxyUrl: env.MCP_PROXY_URL ?? null,
+      maxToolSteps: env.MAX_TOOL_STEPS ?? 3,
+      maxPromptTokens: env.MAX_PROMPT_TOKENS ?? 4096,
+      maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? 512,
+      maxTotalTokens: env.MAX_TOTAL_TOKENS ?? 5120,
+      /** Attempts per model call in all: one retry on transient errors. */
+      retryCount: 2,
+    },
     llm: {
       defaultModelName: env.DEFAULT_MODEL_NAME ?? null,
       enableJsonMode: env.ENABLE_JSON_MODE,
@@ -120,7 +137,7 @@ function toConfig(env: Env) {
     },
     /** Service-wide turn limits; an action's configuration may override each. */
     turn: {
-      maxToolSteps: env.MAX_TOOL_STEPS,
+      maxToolSteps: env.MAX_TOOL_STEPS ?? 10,
       maxToolCallsPerReply: env.MAX_TOOL_CALLS_PER_REPLY,
       maxPromptTokens: env.MAX_PROMPT_TOKENS ?? null,
       maxCompletionTokens: env.MAX_COMPLETION_TOKENS ?? null,

@@ -37,6 +37,8 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** A status other than the code's, where a transport has statuses (generate's 504 for LLM_RUNTIME_ERROR). */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'DomainError';

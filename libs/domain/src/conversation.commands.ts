@@ -1,5 +1,5 @@
 import type { ConversationSnapshot } from '@parley/core';
-import type { Attachment } from './conversation.events';
+import type { Attachment, ContextRetrieved } from './conversation.events';
 import type { ToolRepository } from './tool-repositories';
 
 /** Who sends a command, when, and under which idempotency key. Time and ids come from here. */
@@ -19,8 +19,26 @@ export type StartConversation = Command<
     actionCode: string;
     metadata: Record<string, unknown>;
     snapshot: ConversationSnapshot;
+    /**
+     * Messages the conversation starts with, recorded before any turn (turn 0): a one-shot
+     * caller's earlier messages (seed 004's generate) become the history its turn remembers.
+     */
+    history?: HistoryMessage[];
+    /** A first message that starts the first turn in the same append (a one-shot caller's turn). */
+    message?: FirstMessage;
   }
 >;
+export interface FirstMessage {
+  content: string;
+  tokenCount: number;
+  /** A context block the caller brought, recorded as the turn's retrieval. */
+  context?: Omit<ContextRetrieved['data'], 'turnNo'>;
+}
+export interface HistoryMessage {
+  role: 'US' | 'AS';
+  content: string;
+  tokenCount: number;
+}
 export type SendMessage = Command<'SendMessage', { content: string; tokenCount: number; attachments: Attachment[] }>;
 export type SubmitAnswers = Command<'SubmitAnswers', { answers: Record<string, string> }>;
 export type ApproveToolCall = Command<'ApproveToolCall', { toolCallId: string }>;

@@ -291,6 +291,52 @@ describe('conversation decider: what the events say', () => {
       ]);
   });
 
+  it('records the history a one-shot start brings as turn 0, the next message after it', () => {
+    const history = [
+      { role: 'US' as const, content: 'one', tokenCount: 1 },
+      { role: 'AS' as const, content: 'two', tokenCount: 1 },
+    ];
+    const start = {
+      ...commands.StartConversation,
+      data: { ...commands.StartConversation.data, history },
+    } as ConversationCommand;
+    const events = conversationDecider.decide(start, spec.given([]).state);
+    expect(events.slice(1)).toEqual([
+      { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'one', turnNo: 0, tokenCount: 1 } },
+      { type: 'MessageRecorded', data: { sequence: 2, role: 'AS', content: 'two', turnNo: 0, tokenCount: 1 } },
+    ]);
+    spec
+      .given(events)
+      .when(commands.SendMessage)
+      .then([
+        { type: 'MessageRecorded', data: { sequence: 3, role: 'US', content: 'next', turnNo: 1, tokenCount: 1 } },
+        { type: 'TurnStarted', data: { turnNo: 1 } },
+      ]);
+  });
+
+  it("starts the first turn in the same append with a one-shot caller's message and context block", () => {
+    const context = {
+      query: 'q',
+      searches: [],
+      chunks: [],
+      blocks: 1,
+      dropped: [],
+      context: 'Below are relevant sections…',
+      budget: { promptTokens: 4096, withoutContext: 10, context: 5 },
+    };
+    const history = [{ role: 'US' as const, content: 'one', tokenCount: 1 }];
+    const start = {
+      ...commands.StartConversation,
+      data: { ...commands.StartConversation.data, history, message: { content: 'q', tokenCount: 1, context } },
+    } as ConversationCommand;
+    expect(conversationDecider.decide(start, spec.given([]).state).slice(1)).toEqual([
+      { type: 'MessageRecorded', data: { sequence: 1, role: 'US', content: 'one', turnNo: 0, tokenCount: 1 } },
+      { type: 'MessageRecorded', data: { sequence: 2, role: 'US', content: 'q', turnNo: 1, tokenCount: 1 } },
+      { type: 'TurnStarted', data: { turnNo: 1 } },
+      { type: 'ContextRetrieved', data: { turnNo: 1, ...context } },
+    ]);
+  });
+
   it('feeds answers back as the question tool call result and resumes the turn', () => {
     spec
       .given(waitingForAnswers)

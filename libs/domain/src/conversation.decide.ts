@@ -63,11 +63,34 @@ function startConversation(command: StartConversation, state: ConversationState)
   const { conversationId, agentCode, actionCode, metadata, snapshot } = command.data;
   if (state.status !== 'none')
     throw new DomainError('CONFLICT', `Conversation '${conversationId}' already exists.`, { conversationId });
+  const history = (command.data.history ?? []).map(({ role, content, tokenCount }, i): ConversationEvent => ({
+    type: 'MessageRecorded',
+    data: { sequence: i + 1, role, content, turnNo: 0, tokenCount },
+  }));
+  const message = command.data.message;
+  const turn: ConversationEvent[] = message
+    ? [
+        {
+          type: 'MessageRecorded',
+          data: {
+            sequence: history.length + 1,
+            role: 'US',
+            content: message.content,
+            turnNo: 1,
+            tokenCount: message.tokenCount,
+          },
+        },
+        { type: 'TurnStarted', data: { turnNo: 1 } },
+        ...(message.context ? [{ type: 'ContextRetrieved' as const, data: { turnNo: 1, ...message.context } }] : []),
+      ]
+    : [];
   return [
     {
       type: 'ConversationStarted',
       data: { conversationId, agentCode, actionCode, metadata, snapshot, owner: command.meta.actor },
     },
+    ...history,
+    ...turn,
   ];
 }
 

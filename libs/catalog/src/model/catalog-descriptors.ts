@@ -221,7 +221,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       description: DESCRIPTION,
       goalDescription: text(),
       llmActionType: ref('actionTypes', 4),
-      llmModel: ref('models', 12, true),
+      /** Absent: the default model (DEFAULT_MODEL_NAME; docs/models.md). */
+      llmModel: ref('models', 12),
       llmConfiguration: ref('configurations', 4),
       llmPersona: ref('personas', 8),
       llmMemoryStrategy: ref('memoryStrategies', 4),

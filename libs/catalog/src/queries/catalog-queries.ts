@@ -59,7 +59,7 @@ export class CatalogQueries {
   private async usableActions(caller: Caller, actions: Row[]): Promise<Row[]> {
     const usable: Row[] = [];
     for (const action of actions) {
-      const model = await this.reader.record('models', action.llmModel as string);
+      const model = await this.reader.record('models', await this.resolver.modelCodeOf(action));
       const provider = model ? await this.reader.record('providers', model.llmProvider as string) : null;
       if (!model || !provider) continue;
       if (

@@ -231,3 +231,37 @@ describe('SnapshotResolver', () => {
     }
   });
 });
+
+describe('SnapshotResolver, an action that names no model', () => {
+  let t: CatalogTestDb;
+  const resolverWith = (env: Record<string, string>) => {
+    const reader = new CatalogReader(t.dataSource, testCipher());
+    const config = loadConfig({ PARLEY_ENCRYPTION_KEY: 'a'.repeat(64), ...env });
+    return new SnapshotResolver(reader, config, new CatalogAccess(t.dataSource, reader));
+  };
+
+  beforeAll(async () => {
+    t = await openCatalogDb('catalog_default_model');
+    const bundle = exampleBundle() as Record<string, Record<string, unknown>[]>;
+    bundle.actions.push({ code: 'NOMODEL', description: 'Names no model', llmMemoryStrategy: 'FULL' });
+    await new CatalogService(t.dataSource, testCipher()).apply(bundle, { dryRun: false });
+  });
+  afterAll(() => t.close());
+
+  it("runs on the catalog's model DEFAULT_MODEL_NAME names", async () => {
+    const snapshot = await resolverWith({ DEFAULT_MODEL_NAME: 'sim-chat' }).resolve('HELPDESK', 'NOMODEL');
+    expect(snapshot.model).toMatchObject({ code: 'SIM-CHAT', name: 'sim-chat' });
+  });
+
+  it('cannot run without a default, or when no catalog model has that name, and says why', async () => {
+    for (const env of [{}, { DEFAULT_MODEL_NAME: 'no-such-model' }] as Record<string, string>[]) {
+      const err = (await resolverWith(env)
+        .resolve('HELPDESK', 'NOMODEL')
+        .catch((e: unknown) => e)) as DomainError;
+      expect(err).toMatchObject({ code: 'VALIDATION_FAILED' });
+      expect(err.message).toMatch(
+        /names no model, and no default model is set \(LLM_RUNTIME_URL\) or named in the catalog/,
+      );
+    }
+  });
+});

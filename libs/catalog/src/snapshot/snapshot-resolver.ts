@@ -14,6 +14,7 @@ import type {
 import { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS, DomainError } from '@parley/core';
 import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
+import { ENV_MODEL } from '../env/environment-catalog';
 import type { Row } from '../model/entity-schemas';
 import { CatalogReader } from '../store/catalog-reader';
 import { memoryEmbeddingModel } from './memory-embedding';
@@ -43,6 +44,23 @@ export class SnapshotResolver {
   ) {}
 
   /**
+   * The catalog model an action runs on: its own `llmModel`, else the default (DEFAULT_MODEL_NAME):
+   * the model LLM_RUNTIME_URL keeps (ENV-DEFAULT), or, without it, the active inference model the
+   * catalog names DEFAULT_MODEL_NAME (the first by code). Null: the action names none and there is no default.
+   */
+  async modelCodeOf(action: Row): Promise<string | null> {
+    if (typeof action.llmModel === 'string') return action.llmModel;
+    if (this.config.generate.runtimeUrl) return ENV_MODEL;
+    const name = this.config.llm.defaultModelName;
+    if (!name) return null;
+    const named = (await this.reader.all('models'))
+      .filter((m) => m.llmModelName === name && m.modelType === 'inference' && m.status === 'active')
+      .map((m) => String(m.code))
+      .sort();
+    return named[0] ?? null;
+  }
+
+  /**
    * With `caller`, the action's model and provider must also be usable by it (seed 001: owned,
    * instance-wide or shared through the ACL), else FORBIDDEN.
    */
@@ -53,9 +71,10 @@ export class SnapshotResolver {
     ]);
     if (!agent) throw DomainError.notFound('Agent', agentCode);
     if (!action) throw DomainError.notFound('Action', actionCode);
-    const model = await this.reader.record('models', action.llmModel as string);
+    const modelCode = await this.modelCodeOf(action);
+    const model = await this.reader.record('models', modelCode);
     const provider = model ? await this.reader.record('providers', model.llmProvider as string) : null;
-    checkRunnable(action, model, provider);
+    checkRunnable(action, modelCode, model, provider);
     if (caller) {
       await this.access.assertCanUse(caller, 'models', model!);
       await this.access.assertCanUse(caller, 'providers', provider!);
@@ -301,10 +320,14 @@ export class SnapshotResolver {
 }
 
 /** An action runs only on an active inference model of an active provider. */
-function checkRunnable(action: Row, model: Row | null, provider: Row | null): void {
+function checkRunnable(action: Row, modelCode: string | null, model: Row | null, provider: Row | null): void {
   const problem = (message: string) =>
     DomainError.validation([{ path: 'llmModel', message }], `Action '${String(action.code)}' cannot run: ${message}.`);
-  if (!model) throw problem(`model '${String(action.llmModel)}' is missing`);
+  if (modelCode === null)
+    throw problem(
+      'it names no model, and no default model is set (LLM_RUNTIME_URL) or named in the catalog (DEFAULT_MODEL_NAME)',
+    );
+  if (!model) throw problem(`model '${modelCode}' is missing`);
   if (model.status !== 'active') throw problem(`model '${String(model.code)}' is inactive`);
   if (model.modelType !== 'inference') throw problem(`model '${String(model.code)}' is not an inference model`);
   if (!provider) throw problem(`provider '${String(model.llmProvider)}' is missing`);

@@ -3,6 +3,7 @@ import type { Role } from '@parley/auth';
 import type { z } from 'zod';
 import { defineOperation, handlersOf, type HttpRoute, type Operation, type OperationContext } from '../api/operation';
 import { commandReply, turnReply } from '../api/reply-schemas';
+import { GenerateHandler, generateInput, generateReply } from './generate/generate.handler';
 import {
   KillConversationHandler,
   lifecycleInput,
@@ -45,6 +46,8 @@ interface CommandSpec<I extends z.ZodObject> {
   /** The reply is a TurnReply, 202 over HTTP while the turn goes on (wait=false, or timeoutMs). */
   startsTurn?: boolean;
   http?: HttpRoute;
+  /** The reply's schema, when it is neither a command's nor a turn's. */
+  reply?: z.ZodType;
 }
 
 /** A conversation command: its handler's `execute` does the work. */
@@ -53,7 +56,7 @@ const command = <I extends z.ZodObject>(spec: CommandSpec<I>): Operation =>
     ...spec,
     kind: 'command',
     tag: 'commands',
-    reply: spec.startsTurn ? turnReply : commandReply,
+    reply: spec.reply ?? (spec.startsTurn ? turnReply : commandReply),
     run: (handler, input, ctx) => handler.execute(input, ctx),
   });
 
@@ -175,6 +178,15 @@ export const COMMANDS: readonly Operation[] = [
     roles: CLIENTS,
     handler: AddToolRepositoryHandler,
     http: post('/{conversationId}/tool-repositories', 201),
+  }),
+  command({
+    name: 'generate',
+    summary: "Seed 004's one-shot generate: answer, tokens and tool trace, recorded as a conversation",
+    input: generateInput,
+    roles: CLIENTS,
+    handler: GenerateHandler,
+    reply: generateReply,
+    http: { method: 'post', path: '/internal/llm/generate', status: 200 },
   }),
   command({
     name: 'changeToolRepository',

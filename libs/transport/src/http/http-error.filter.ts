@@ -44,7 +44,7 @@ export class HttpErrorFilter implements ExceptionFilter {
         typeof retryAfter === 'number'
       )
         headers['retry-after'] = String(retryAfter);
-      return { status: ERROR_STATUS[exception.code], body: errorBody(exception), headers };
+      return { status: exception.status ?? ERROR_STATUS[exception.code], body: errorBody(exception), headers };
     }
     const status = statusOf(exception);
     if (status === 404) return plain(404, 'NOT_FOUND', 'No such route.');

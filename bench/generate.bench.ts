@@ -1,0 +1,143 @@
+/**
+ * Generate benchmark: what `POST /internal/llm/generate` adds on top of the model (seed 004 §10.1:
+ * overhead ≤ 30 ms; Parley's target p95 ≤ 10 ms at 1 caller). The all-in-one server runs in this
+ * process, configured by environment alone (LLM_RUNTIME_URL to the simulator in a process of its
+ * own, zero latency; MCP_PROXY_URL to server-everything over streamable HTTP), on a fresh database.
+ * Callers in this process post generate requests at 1 and 50 at once, plain and with one MCP tool
+ * step; then, in the same process, the bare baseline does the same work without Parley: the very
+ * model requests Parley sent, replayed with the bare `openai` SDK (streamed to the end), and for
+ * the tool step the same `echo` call with the bare MCP SDK client in between. Added = a call's
+ * time less the baseline's p50. Run with `npm run bench:generate`; results are recorded in
+ * bench/README.md and bench/history.md. BENCH_CALLS (default 200) calls per scenario after
+ * BENCH_WARMUP (default 20).
+ */
+import 'reflect-metadata';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import OpenAI from 'openai';
+import { randomBytes } from 'node:crypto';
+import { ApiKeysService } from '../libs/auth/src';
+import { loadConfig } from '../libs/config/src';
+import { createLogger } from '../libs/observability/src';
+import { freePort, killProcess, startEverythingHttp } from '../libs/testing/src';
+import { createHttpApp } from '../libs/transport/src';
+import { AppModule } from '../apps/server/src/app.module';
+import { createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
+
+const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
+const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
+const SCENARIOS = [
+  { kind: 'plain', concurrency: 1, content: 'Hello there, how are you today?' },
+  { kind: 'one MCP tool step', concurrency: 1, content: 'echo this, please' },
+  { kind: 'plain', concurrency: 50, content: 'Hello there, how are you today?' },
+  { kind: 'one MCP tool step', concurrency: 50, content: 'echo this, please' },
+] as const;
+
+/** Runs `call` from `concurrency` loops until `count` calls are done; each call's time in ms. */
+async function drive(concurrency: number, count: number, call: () => Promise<void>): Promise<number[]> {
+  const times: number[] = [];
+  let left = count;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left-- > 0) {
+        const started = performance.now();
+        await call();
+        times.push(performance.now() - started);
+      }
+    }),
+  );
+  return times;
+}
+
+async function main(): Promise<void> {
+  process.env.BENCH_SIM_ECHO = '1';
+  const db = await createBenchDatabase();
+  const sim = await startSimulatorProcess();
+  const mcpPort = await freePort();
+  const everything = await startEverythingHttp('streamableHttp', mcpPort);
+  const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
+    MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
+    LLM_RUNTIME_URL: sim.url,
+    DEFAULT_MODEL_NAME: 'sim-chat',
+    MCP_PROXY_URL: mcpUrl,
+  });
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  const mcp = new Client({ name: 'bench', version: '1.0.0' });
+  try {
+    await app.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/internal/llm/generate`;
+    const { key } = await app.get(ApiKeysService).create({ subject: 'svc-bench', roles: ['client'] });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+    const openai = new OpenAI({ baseURL: sim.url, apiKey: 'sk-bench', maxRetries: 0 });
+    const rows: string[][] = [];
+    for (const s of SCENARIOS) {
+      const generate = async () => {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ mode: 'chat', messages: [{ role: 'user', content: s.content }] }),
+        });
+        const body = (await res.json()) as { answer?: string; meta?: { tool_steps: number } };
+        if (res.status !== 200) throw new Error(`generate answered ${res.status}: ${JSON.stringify(body)}`);
+        if (s.kind !== 'plain' && body.meta?.tool_steps !== 1) throw new Error('expected one tool step');
+      };
+      await drive(s.concurrency, WARMUP, generate);
+      const first = await sim.requestCount();
+      const times = await drive(s.concurrency, CALLS, generate);
+      // One call's model requests as Parley sent them, from the middle of the run.
+      const perCall = s.kind === 'plain' ? 1 : 2;
+      const sent = await sim.requestsFrom(first);
+      const sample = sent.slice(Math.floor(sent.length / 2 / perCall) * perCall).slice(0, perCall);
+      const bare = async () => {
+        for (const [i, body] of sample.entries()) {
+          if (i === 1) await mcp.callTool({ name: 'echo', arguments: { message: 'bench' } });
+          const stream = await openai.chat.completions.create({
+            ...(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
+            stream: true,
+          });
+          for await (const _chunk of stream);
+        }
+      };
+      await drive(s.concurrency, WARMUP, bare);
+      const baseline = await drive(s.concurrency, CALLS, bare);
+      const base = percentiles(baseline);
+      const parley = percentiles(times);
+      const added = percentiles(times.map((t) => t - base.p50));
+      rows.push([
+        `generate, ${s.kind}, ${s.concurrency} concurrent`,
+        String(times.length),
+        ms(base),
+        ms(parley),
+        ms(added),
+      ]);
+      process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
+    }
+    const head = ['scenario', 'calls', 'bare SDK ms p50/p95/p99', 'generate ms p50/p95/p99', 'added ms p50/p95/p99'];
+    process.stdout.write(`\n| ${head.join(' | ')} |\n|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|\n`);
+    for (const r of rows) process.stdout.write(`| ${r.join(' | ')} |\n`);
+  } finally {
+    await mcp.close().catch(() => undefined);
+    await app.close();
+    sim.close();
+    await killProcess(everything);
+    await db.drop();
+  }
+}
+
+const ms = (p: { p50: number; p95: number; p99: number }) =>
+  `${p.p50.toFixed(1)} / ${p.p95.toFixed(1)} / ${p.p99.toFixed(1)}`;
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
