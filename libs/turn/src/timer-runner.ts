@@ -6,7 +6,8 @@ import { WrongExpectedVersion } from '@parley/event-store';
 
 /**
  * The delayed jobs of a conversation, each a question for the decider: a question left
- * unanswered past its expiry fails the turn (ExpireQuestion); a running turn with no new event
+ * unanswered past its expiry fails the turn (ExpireQuestion); a remote tool call unanswered by
+ * its deadline fails as TIMEOUT and the turn goes on (ExpireRemoteTool); a running turn with no new event
  * for STUCK_AFTER_MS is marked stuck (MarkStuck), and one that is still moving is looked at
  * again later.
  */
@@ -24,7 +25,9 @@ export class TimerRunner {
     const events = decide(
       job.kind === 'question-expiry'
         ? { type: 'ExpireQuestion', data: { toolCallId: job.toolCallId }, meta }
-        : { type: 'MarkStuck', data: { turnNo: job.turnNo, stuckAfterMs: this.config.turn.stuckAfterMs }, meta },
+        : job.kind === 'remote-deadline'
+          ? { type: 'ExpireRemoteTool', data: { toolCallId: job.toolCallId }, meta }
+          : { type: 'MarkStuck', data: { turnNo: job.turnNo, stuckAfterMs: this.config.turn.stuckAfterMs }, meta },
       loaded.state,
     );
     if (events.length === 0) {
@@ -34,7 +37,9 @@ export class TimerRunner {
       return;
     }
     try {
-      await this.repository.append(job.conversationId, loaded, events, { actor: meta.actor });
+      const appended = await this.repository.append(job.conversationId, loaded, events, { actor: meta.actor });
+      // A remote call past its deadline resumes the turn: its job (the dispatcher stores it again if this fails).
+      await this.scheduler.afterAppend(job.conversationId, events, appended.revision);
     } catch (err) {
       // Someone else wrote first: the conversation moved on, which is what the timer checks for.
       if (!(err instanceof WrongExpectedVersion)) throw err;
