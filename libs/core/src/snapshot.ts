@@ -4,15 +4,7 @@
  * executors at call time from the tool or provider code.
  */
 
-export type ToolKind =
-  | 'in_process'
-  | 'http'
-  | 'emitter'
-  | 'remote'
-  | 'mcp'
-  | 'ask_user_question'
-  | 'skill'
-  | 'memory';
+export type ToolKind = 'in_process' | 'http' | 'emitter' | 'remote' | 'mcp' | 'ask_user_question' | 'skill' | 'memory';
 
 export type ApprovalPolicy = 'never' | 'always';
 

@@ -12,7 +12,11 @@ import { toolFailed, toolOutcome } from './turn.tools';
  * conversation closed) decides nothing: duplicates are dropped by their correlation id.
  */
 
-export const remoteInvoked = (c: RunningTurn, call: TurnToolCall, command: RecordRemoteToolInvoked): ConversationEvent => ({
+export const remoteInvoked = (
+  c: RunningTurn,
+  call: TurnToolCall,
+  command: RecordRemoteToolInvoked,
+): ConversationEvent => ({
   type: 'RemoteToolInvoked',
   data: { ...command.data, turnNo: c.turn.no, toolCallId: call.id, name: call.name },
 });

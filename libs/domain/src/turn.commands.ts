@@ -112,8 +112,7 @@ export type RecordRemoteToolInvoked = System<
 
 /** What a remote tool answered (SkillCompletionEvent): its result (cut to the output limit) or its error. */
 export type RemoteToolResult =
-  | { ok: true; output: string; truncated: boolean }
-  | { ok: false; error: { code: ToolErrorCode; message: string } };
+  { ok: true; output: string; truncated: boolean } | { ok: false; error: { code: ToolErrorCode; message: string } };
 
 /** A remote tool's completion arrived on the reply subject. */
 export type CompleteRemoteTool = System<'CompleteRemoteTool', { correlationId: string; result: RemoteToolResult }>;

@@ -22,6 +22,12 @@ import { AckPolicy, nanos, type ConsumerMessages, type JsMsg } from 'nats';
 export const COMPLETIONS_CONSUMER = 'parley-tool-replies';
 /** A completion that could not be recorded (the store away, a race with the turn) comes back after this. */
 const RETRY_AFTER_MS = 1_000;
+/**
+ * A completion can arrive while the turn that published the call is still recording it: it is
+ * delivered again this often, this many times, before it counts as one for no waiting call.
+ */
+const EARLY_RETRY_MS = 200;
+const EARLY_REDELIVERIES = 25;
 
 /**
  * Remote tool completions (SkillCompletionEvent) from JetStream: each one records the waiting
@@ -93,6 +99,10 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
         { type: 'CompleteRemoteTool', data: { correlationId: completion.correlationId, result }, meta },
         loaded.state,
       );
+      if (events.length === 0 && loaded.state.status === 'RU' && m.info.redeliveryCount < EARLY_REDELIVERIES) {
+        // Published before the turn recorded the call (a fast service): asked again once it has.
+        return m.nak(EARLY_RETRY_MS);
+      }
       if (events.length === 0) {
         this.logger.warn(
           `ignored remote tool completion ${completion.correlationId} of ${conversationId}: no call of it is waiting (a duplicate, a late or an unknown one)`,
