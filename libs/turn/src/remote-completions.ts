@@ -28,6 +28,8 @@ const RETRY_AFTER_MS = 1_000;
  */
 const EARLY_RETRY_MS = 200;
 const EARLY_REDELIVERIES = 25;
+/** A completion for a paused conversation is offered again this often until it is resumed. */
+const PAUSED_RETRY_MS = 5_000;
 
 /**
  * Remote tool completions (SkillCompletionEvent) from JetStream: each one records the waiting
@@ -102,6 +104,10 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
       if (events.length === 0 && loaded.state.status === 'RU' && m.info.redeliveryCount < EARLY_REDELIVERIES) {
         // Published before the turn recorded the call (a fast service): asked again once it has.
         return m.nak(EARLY_RETRY_MS);
+      }
+      if (events.length === 0 && loaded.state.status === 'PA') {
+        // Paused while it waited: the completion is kept until the conversation is resumed.
+        return m.nak(PAUSED_RETRY_MS);
       }
       if (events.length === 0) {
         this.logger.warn(
