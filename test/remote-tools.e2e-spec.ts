@@ -71,6 +71,9 @@ describe('remote tools answered over NATS', () => {
   afterAll(async () => {
     service?.kill('SIGTERM');
     await current?.app.close().catch(() => undefined);
+    const jsm = await nats.jetstreamManager();
+    for (const suffix of ['REMOTE_TOOLS', 'TOOL_REPLIES'])
+      await jsm.streams.delete(`${prefix().toUpperCase()}_${suffix}`).catch(() => undefined);
     await nats?.drain();
     await simulator.close();
     await db.drop();
