@@ -196,6 +196,20 @@ describe('remote tools answered over NATS', () => {
     expect((await events(id)).length).toBe(before);
   }, 30_000);
 
+  it('times a call out after a pause that outlasted its deadline, once the conversation is resumed', async () => {
+    const id = await start();
+    callTool('SILENT', 'Bergen');
+    await send(id, 'pause me');
+    await until(async () => (await dataOf(id, 'RemoteToolInvoked')).length === 1, 10_000, 50);
+    expect((await current.call('POST', `/api/v1/conversations/${id}/pause`, {})).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await dataOf(id, 'ToolCallFailed')).toEqual([]);
+    expect((await current.call('POST', `/api/v1/conversations/${id}/resume`, {})).status).toBe(200);
+    const done = await completed(id);
+    expect((await dataOf(id, 'ToolCallFailed'))[0]).toMatchObject({ name: 'SILENT', code: 'TIMEOUT' });
+    expect(done.reply).toContain('did not answer by its deadline');
+  }, 30_000);
+
   it('acknowledges malformed and unknown completions and records nothing', async () => {
     const id = await start();
     callTool('LATER', 'Rome');

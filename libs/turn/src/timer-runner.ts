@@ -1,13 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { ConversationRepository, type TimerJob, TurnScheduler } from '@parley/conversation';
-import { decide, isRunningTurn } from '@parley/domain';
+import { decide, isRunningTurn, type ConversationState } from '@parley/domain';
 import { WrongExpectedVersion } from '@parley/event-store';
+
+/** How often the deadline of a remote call whose conversation is paused is looked at again. */
+const PAUSED_RECHECK_MS = 5_000;
+
+const pausedWhileWaiting = (state: ConversationState, toolCallId: string): boolean =>
+  state.status === 'PA' && state.turn?.toolCalls.some((t) => t.id === toolCallId && t.status === 'invoked') === true;
 
 /**
  * The delayed jobs of a conversation, each a question for the decider: a question left
  * unanswered past its expiry fails the turn (ExpireQuestion); a remote tool call unanswered by
- * its deadline fails as TIMEOUT and the turn goes on (ExpireRemoteTool); a running turn with no new event
+ * its deadline fails as TIMEOUT and the turn goes on (ExpireRemoteTool), or, its conversation
+ * paused, is looked at again until it is resumed; a running turn with no new event
  * for STUCK_AFTER_MS is marked stuck (MarkStuck), and one that is still moving is looked at
  * again later.
  */
@@ -34,6 +41,8 @@ export class TimerRunner {
       const { state } = loaded;
       if (job.kind === 'watchdog' && isRunningTurn(state) && state.turn.no === job.turnNo)
         await this.scheduler.watchdog(job.conversationId, job.turnNo, String(loaded.revision));
+      if (job.kind === 'remote-deadline' && pausedWhileWaiting(state, job.toolCallId))
+        await this.scheduler.remoteDeadlineAgain(job.conversationId, job.toolCallId, PAUSED_RECHECK_MS);
       return;
     }
     try {

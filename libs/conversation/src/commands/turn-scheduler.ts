@@ -70,6 +70,19 @@ export class TurnScheduler {
     }
   }
 
+  /**
+   * Looks at a remote call's deadline again after `delayMs`: its conversation was paused when the
+   * deadline came, and the call must still time out once it is resumed.
+   */
+  async remoteDeadlineAgain(conversationId: string, toolCallId: string, delayMs: number): Promise<void> {
+    await this.jobs.enqueue<TimerJob>(
+      TIMER_QUEUE,
+      `remote:${conversationId}:${toolCallId}:${Date.now()}`,
+      { kind: 'remote-deadline', conversationId, toolCallId },
+      { delayMs },
+    );
+  }
+
   /** Looks at a running turn again after STUCK_AFTER_MS; `revision` is its TurnStarted/TurnResumed's. */
   async watchdog(conversationId: string, turnNo: number, revision: string): Promise<void> {
     await this.jobs.enqueue<TimerJob>(
