@@ -12,7 +12,7 @@ const MAX_KNOWN_SUBJECTS = 1_000;
 /**
  * Publishes remote tool invocations to JetStream, so a service that is down receives them when it
  * comes back. Parley keeps one stream for them and adds each remote tool's subject to it on first
- * use; the message id is the correlation id, so publishing the same call twice stores it once.
+ * use (a subject a stream of the operator's holds stays there); the message id is the correlation id, so publishing the same call twice stores it once.
  */
 @Injectable()
 export class RemoteToolPublisher {
@@ -35,15 +35,18 @@ export class RemoteToolPublisher {
     await nats.jetstream().publish(subject, Buffer.from(JSON.stringify(payload)), { msgID });
   }
 
-  /** Creates the invocation stream, or adds `subject` to it. */
+  /**
+   * Makes sure a stream holds `subject`: one of the operator's that already does, or Parley's
+   * invocation stream, created or given the subject.
+   */
   private async holdSubject(nats: NatsConnection, subject: string): Promise<void> {
     const jsm = await nats.jetstreamManager();
-    const name = invocationStreamName(this.config.prefix);
-    const info = await jsm.streams.info(name).catch(() => null);
-    if (!info) {
-      await jsm.streams.add({ name, subjects: [subject], duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
-    } else if (!info.config.subjects?.includes(subject)) {
-      await jsm.streams.update(name, { ...info.config, subjects: [...(info.config.subjects ?? []), subject] });
+    const held = await jsm.streams.find(subject).catch(() => null);
+    if (!held) {
+      const name = invocationStreamName(this.config.prefix);
+      const info = await jsm.streams.info(name).catch(() => null);
+      if (!info) await jsm.streams.add({ name, subjects: [subject], duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
+      else await jsm.streams.update(name, { ...info.config, subjects: [...(info.config.subjects ?? []), subject] });
     }
     if (this.known.size >= MAX_KNOWN_SUBJECTS) this.known.clear();
     this.known.add(subject);

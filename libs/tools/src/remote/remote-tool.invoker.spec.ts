@@ -68,6 +68,27 @@ describe('RemoteToolInvoker against a real NATS JetStream', () => {
     });
   });
 
+  it('leaves a subject an operator’s stream holds in that stream', async () => {
+    const subject = `billing-${randomUUID().slice(0, 8)}.charge`;
+    const stream = `OPS_${randomUUID().slice(0, 8).toUpperCase()}`;
+    const jsm = await nats.jetstreamManager();
+    await jsm.streams.add({ name: stream, subjects: [subject] });
+    try {
+      catalog.tools.set('CHARGE', { kind: 'remote', subject, schema: [] });
+      const def = toolDef({ name: 'charge', kind: 'remote', ref: 'CHARGE' });
+      const sent = await invoker.invoke(def, '{}', {
+        conversationId: 'c-4',
+        toolCallId: 't',
+        turnDeadline: turnDeadline(),
+      });
+      expect(sent).toMatchObject({ ok: true, subject });
+      expect((await jsm.streams.info(stream)).state.messages).toBe(1);
+      expect((await jsm.streams.info(invocationStreamName(prefix))).config.subjects).not.toContain(subject);
+    } finally {
+      await jsm.streams.delete(stream);
+    }
+  });
+
   it('never sets a deadline past the turn’s', async () => {
     catalog.tools.set('SLOW', { kind: 'remote', subject: `slow-${randomUUID().slice(0, 8)}.x`, schema: [] });
     const def = toolDef({ name: 'slow', kind: 'remote', ref: 'SLOW' });
