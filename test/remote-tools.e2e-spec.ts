@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CatalogService } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
+import { correlationIdOf } from '@parley/tools';
 import { createTestDatabase, startSimulator, until, type Simulator, type TestDatabase } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { connect, type NatsConnection } from 'nats';
@@ -210,6 +211,28 @@ describe('remote tools answered over NATS', () => {
     expect(done.reply).toContain('did not answer by its deadline');
   }, 30_000);
 
+  it('keeps a completion that arrives before the turn recorded its call, and resumes the turn with it', async () => {
+    const id = await start();
+    simulator.setLatency(150);
+    simulator.script([
+      {
+        when: { toolResult: { name: 'LATER' } },
+        reply: (req) => ({ text: `Tool said: ${lastToolResult(req as any)}` }),
+      },
+      {
+        when: { noToolResult: true },
+        reply: { toolCalls: [{ name: 'LATER', arguments: { city: 'Quick' }, id: 'call_early' }] },
+      },
+    ]);
+    const sent = await current.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'fast', wait: false });
+    expect(sent.status).toBeLessThan(300);
+    await publishCompletion(id, { correlationId: correlationIdOf(id, 'call_early'), result: 'answered early' });
+    const done = await completed(id);
+    expect(done.reply).toBe('Tool said: answered early');
+    const types = (await events(id)).map((e) => e.type);
+    expect(types.indexOf('RemoteToolInvoked')).toBeLessThan(types.indexOf('ToolCallCompleted'));
+  }, 30_000);
+
   it('acknowledges malformed and unknown completions and records nothing', async () => {
     const id = await start();
     callTool('LATER', 'Rome');
@@ -224,7 +247,8 @@ describe('remote tools answered over NATS', () => {
     await publishCompletion(randomUUID(), { correlationId: randomUUID(), result: 'unknown conversation' });
     await completionsSettled();
     expect((await events(id)).length).toBe(before);
-    expect(await statusOf(id)).toBe('WA');
+    expect((await events(id)).at(-1)?.type).toBe('RemoteToolInvoked');
+    await until(async () => (await statusOf(id)) === 'WA', 5_000, 50);
   }, 30_000);
 
   it('resumes the turn with a completion published while Parley was stopped', async () => {

@@ -13,6 +13,10 @@ import { replySubjectOf, type SkillInvocationEvent } from './skill-events';
 /** Namespace of correlation ids: one per conversation and tool call, the same on every try. */
 const CORRELATION_NAMESPACE = '6f1c1e0a-4b7d-4c55-9a53-2f3e0c8d7a11';
 
+/** The correlation id of a remote call: the same for every publish of the same call. */
+export const correlationIdOf = (conversationId: string, toolCallId: string): string =>
+  uuidv5(`${conversationId}/${toolCallId}`, CORRELATION_NAMESPACE);
+
 export type RemoteInvocation =
   | { ok: true; correlationId: string; subject: string; deadline: string }
   | { ok: false; outcome: Extract<ToolOutcome, { ok: false }> };
@@ -52,7 +56,7 @@ export class RemoteToolInvoker {
         throw new ToolFailure('UNAVAILABLE', `Tool '${def.name}' is remote, but the event broker (NATS) is off.`);
       const waitMs = config.timeoutMs ?? this.config.turn.toolCallTimeoutMs;
       const deadline = new Date(Math.min(Date.now() + waitMs, ctx.turnDeadline)).toISOString();
-      const correlationId = uuidv5(`${ctx.conversationId}/${ctx.toolCallId}`, CORRELATION_NAMESPACE);
+      const correlationId = correlationIdOf(ctx.conversationId, ctx.toolCallId);
       const event: SkillInvocationEvent = {
         correlationId,
         skillName: config.skillName ?? def.ref,
