@@ -26,8 +26,8 @@ const RETRY_AFTER_MS = 1_000;
  * A completion can arrive while the turn that published the call is still recording it: it is
  * delivered again this often, this many times, before it counts as one for no waiting call.
  */
-const EARLY_RETRY_MS = 200;
-const EARLY_REDELIVERIES = 25;
+const EARLY_RETRY_MS = 25;
+const EARLY_REDELIVERIES = 200;
 /** A completion for a paused conversation is offered again this often until it is resumed. */
 const PAUSED_RETRY_MS = 5_000;
 
