@@ -46,7 +46,7 @@ describe('remote tools answered over NATS', () => {
   let simulator: Simulator;
   let nats: NatsConnection;
   let service: ChildProcess | null = null;
-  let current: { app: NestFastifyApplication; call: ParleyUnderTest['call']; store: EventStore };
+  let current: { app: NestFastifyApplication; call: ParleyUnderTest['call']; store: EventStore; url: string };
   // Both processes of the restart share the prefix (so the durable consumer) and the key.
   const fixedEnv = {
     PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
@@ -57,8 +57,8 @@ describe('remote tools answered over NATS', () => {
     const cfg = testConfig(db.url, { ...fixedEnv, PORT: '0' });
     const app = await createHttpApp(AppModule.forRoot(cfg), cfg, createLogger({ level: 'silent' }));
     await app.listen(0, '127.0.0.1');
-    const call = callerOf(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
-    current = { app, call, store: app.get(EVENT_STORE) };
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    current = { app, call: callerOf(url), store: app.get(EVENT_STORE), url };
     return current;
   };
 
@@ -188,6 +188,11 @@ describe('remote tools answered over NATS', () => {
     const [failed] = await dataOf(id, 'ToolCallFailed');
     expect(failed).toMatchObject({ name: 'SILENT', code: 'TIMEOUT' });
     expect(done.reply).toContain('did not answer by its deadline');
+
+    const metrics = await (await fetch(`${current.url}/metrics`)).text();
+    expect(metrics).toMatch(/llm_tool_call_count\{kind="remote",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/llm_tool_call_count\{kind="remote",outcome="error"\} [1-9]/);
+    expect(metrics).toMatch(/llm_tool_call_count\{kind="remote",outcome="timeout"\} 1/);
 
     // An answer after the deadline changes nothing.
     const [invoked] = await dataOf(id, 'RemoteToolInvoked');

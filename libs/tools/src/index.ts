@@ -16,3 +16,4 @@ export {
   type SkillInvocationEvent,
 } from './remote/skill-events';
 export { limitOutput } from './output/limit-output';
+export { TOOL_METRICS, type ToolMetrics } from './tool-outcome';

@@ -2,19 +2,22 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { ConversationRepository, TurnScheduler } from '@parley/conversation';
-import { decide, type RemoteToolResult } from '@parley/domain';
+import { decide, type ConversationEvent, type RemoteToolResult } from '@parley/domain';
 import { NATS_LINK, type NatsConnection, type NatsLink } from '@parley/platform';
 import {
   conversationOfReply,
   limitOutput,
   replyStreamName,
   skillCompletionSchema,
+  TOOL_METRICS,
   type SkillCompletionEvent,
+  type ToolMetrics,
 } from '@parley/tools';
 import { AckPolicy, nanos, type ConsumerMessages, type JsMsg } from 'nats';
 
@@ -51,6 +54,7 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
     @Inject(NATS_LINK) private readonly nats: NatsLink,
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
+    @Optional() @Inject(TOOL_METRICS) private readonly metrics: ToolMetrics | null = null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -117,6 +121,7 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
       }
       const appended = await this.repository.append(conversationId, loaded, events, { actor: meta.actor });
       m.ack();
+      countRemoteOutcomes(this.metrics, events);
       await this.scheduler
         .afterAppend(conversationId, events, appended.revision)
         .catch((err: unknown) =>
@@ -153,5 +158,13 @@ function parseCompletion(data: Uint8Array): SkillCompletionEvent | null {
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
+  }
+}
+
+/** Counts the remote calls `events` settle in llm_tool_call_count (kind `remote`). */
+export function countRemoteOutcomes(metrics: ToolMetrics | null, events: readonly ConversationEvent[]): void {
+  for (const e of events) {
+    if (e.type === 'ToolCallCompleted') metrics?.toolCall('remote', 'ok', e.data.durationMs);
+    if (e.type === 'ToolCallFailed') metrics?.toolCall('remote', e.data.code, e.data.durationMs);
   }
 }

@@ -1,8 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { ConversationRepository, type TimerJob, TurnScheduler } from '@parley/conversation';
 import { decide, isRunningTurn, type ConversationState } from '@parley/domain';
 import { WrongExpectedVersion } from '@parley/event-store';
+import { TOOL_METRICS, type ToolMetrics } from '@parley/tools';
+import { countRemoteOutcomes } from './remote-completions';
 
 /** How often the deadline of a remote call whose conversation is paused is looked at again. */
 const PAUSED_RECHECK_MS = 5_000;
@@ -24,6 +26,7 @@ export class TimerRunner {
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
     @Inject(CONFIG) private readonly config: Config,
+    @Optional() @Inject(TOOL_METRICS) private readonly metrics: ToolMetrics | null = null,
   ) {}
 
   async run(job: TimerJob): Promise<void> {
@@ -47,6 +50,7 @@ export class TimerRunner {
     }
     try {
       const appended = await this.repository.append(job.conversationId, loaded, events, { actor: meta.actor });
+      if (job.kind === 'remote-deadline') countRemoteOutcomes(this.metrics, events);
       // A remote call past its deadline resumes the turn: its job (the dispatcher stores it again if this fails).
       await this.scheduler.afterAppend(job.conversationId, events, appended.revision);
     } catch (err) {

@@ -1,10 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import type { ToolDefinition, ToolOutcome } from '@parley/core';
 import { v5 as uuidv5 } from 'uuid';
 import { configOfKind } from '../config-of-kind';
 import { TOOL_CONFIG_SOURCE, type ToolConfigSource } from '../tool-config.source';
-import { ToolFailure } from '../tool-outcome';
+import { TOOL_METRICS, ToolFailure, type ToolMetrics } from '../tool-outcome';
 import { toolValues } from '../tool-values';
 import { ArgumentValidator } from '../validation/argument-validator';
 import { RemoteToolPublisher } from './remote-publisher';
@@ -34,6 +34,7 @@ export class RemoteToolInvoker {
     @Inject(TOOL_CONFIG_SOURCE) private readonly configs: ToolConfigSource,
     @Inject(RemoteToolPublisher) private readonly publisher: RemoteToolPublisher,
     @Inject(CONFIG) private readonly config: Config,
+    @Optional() @Inject(TOOL_METRICS) private readonly metrics: ToolMetrics | null = null,
   ) {}
 
   /** `turnDeadline`: epoch ms where the turn's time runs out; the call's deadline is no later. */
@@ -78,6 +79,7 @@ export class RemoteToolInvoker {
     } catch (err) {
       if (!(err instanceof ToolFailure)) throw err;
       const durationMs = Math.round(performance.now() - started);
+      this.metrics?.toolCall('remote', err.code, durationMs);
       return { ok: false, outcome: { ok: false, error: { code: err.code, message: err.message }, durationMs } };
     }
   }
