@@ -4,7 +4,7 @@
  * executors at call time from the tool or provider code.
  */
 
-export type ToolKind = 'in_process' | 'http' | 'emitter' | 'mcp' | 'ask_user_question' | 'skill' | 'memory';
+export type ToolKind = 'in_process' | 'http' | 'emitter' | 'remote' | 'mcp' | 'ask_user_question' | 'skill' | 'memory';
 
 export type ApprovalPolicy = 'never' | 'always';
 
@@ -17,7 +17,7 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
   kind: ToolKind;
   /**
-   * Where it lives: the catalog tool code (in_process, http, emitter), `<mcpClientName>/<toolName>`
+   * Where it lives: the catalog tool code (in_process, http, emitter, remote), `<mcpClientName>/<toolName>`
    * (mcp), the skill code (skill).
    */
   ref: string;

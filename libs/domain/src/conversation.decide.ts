@@ -271,6 +271,9 @@ const SYSTEM_COMMAND_TYPES: Record<SystemCommand['type'], true> = {
   RecordToolOutcome: true,
   RecordMemoryToolOutcome: true,
   RecordAutoRecall: true,
+  RecordRemoteToolInvoked: true,
+  CompleteRemoteTool: true,
+  ExpireRemoteTool: true,
   ExpireQuestion: true,
   MarkStuck: true,
 };

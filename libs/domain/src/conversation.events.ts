@@ -78,7 +78,7 @@ export type AttachmentRecorded = Event<
 export type TurnStarted = Event<'TurnStarted', { turnNo: number }>;
 export type TurnResumed = Event<
   'TurnResumed',
-  { turnNo: number; reason: 'answers' | 'approval' | 'resume' | 'recover' }
+  { turnNo: number; reason: 'answers' | 'approval' | 'resume' | 'recover' | 'remote_tool' }
 >;
 export type ModelCallStarted = Event<
   'ModelCallStarted',
@@ -163,6 +163,14 @@ export type ToolCallRejected = Event<
 export type QuestionAsked = Event<
   'QuestionAsked',
   { turnNo: number; sequence: number; toolCallId: string; questions: Question[]; expiresAt: string }
+>;
+/**
+ * A remote tool's invocation (SkillInvocationEvent) was published on `subject`: the turn waits
+ * (WA) for its completion on the reply subject, matched by `correlationId`, until `deadline`.
+ */
+export type RemoteToolInvoked = Event<
+  'RemoteToolInvoked',
+  { turnNo: number; toolCallId: string; name: string; correlationId: string; subject: string; deadline: string }
 >;
 export type AnswersSubmitted = Event<
   'AnswersSubmitted',
@@ -354,6 +362,7 @@ export type ConversationEvent =
   | ToolCallApproved
   | ToolCallRejected
   | QuestionAsked
+  | RemoteToolInvoked
   | AnswersSubmitted
   | ConversationCompleted
   | ConversationFailed

@@ -146,6 +146,14 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
         pendingQuestion: { toolCallId, sequence, questions, expiresAt },
       };
     }
+    case 'RemoteToolInvoked': {
+      const { toolCallId, correlationId, subject, deadline } = event.data;
+      const remote = { correlationId, subject, deadline, invokedAt: event.metadata.occurredAt };
+      return onTurn(c, (t) => ({
+        ...t,
+        toolCalls: t.toolCalls.map((tc) => (tc.id === toolCallId ? { ...tc, status: 'invoked', remote } : tc)),
+      }));
+    }
     case 'AnswersSubmitted':
       return { ...setToolStatus(c, event.data.toolCallId, 'answered'), pendingQuestion: null };
     case 'ConversationCompleted':

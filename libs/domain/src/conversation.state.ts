@@ -34,10 +34,21 @@ export type ToolCallStatus =
   | 'failed'
   | 'rejected'
   | 'asked'
-  | 'answered';
+  | 'answered'
+  | 'invoked';
+
+/** A remote tool's invocation the turn waits for (RemoteToolInvoked). */
+export interface RemoteCall {
+  correlationId: string;
+  subject: string;
+  deadline: string;
+  invokedAt: string;
+}
 
 export interface TurnToolCall extends ToolCallRef {
   status: ToolCallStatus;
+  /** Set once the call was published to a remote tool. */
+  remote?: RemoteCall;
 }
 
 export interface PendingQuestion {

@@ -75,6 +75,17 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
     type: 'QuestionAsked',
     data: { turnNo: 1, sequence: 2, toolCallId: 'q', questions: [], expiresAt: '2026-01-01T00:00:00.000Z' },
   },
+  RemoteToolInvoked: {
+    type: 'RemoteToolInvoked',
+    data: {
+      turnNo: 1,
+      toolCallId: 'r',
+      name: 'n',
+      correlationId: 'c',
+      subject: 'tools.x',
+      deadline: '2026-01-01T00:00:00.000Z',
+    },
+  },
   AnswersSubmitted: { type: 'AnswersSubmitted', data: { turnNo: 1, sequence: 3, toolCallId: 'q', answers: {} } },
   ConversationCompleted: {
     type: 'ConversationCompleted',
@@ -156,6 +167,7 @@ describe('statusAfter: the status machine', () => {
     ['TurnResumed', at('RU')],
     ['QuestionAsked', at('WA')],
     ['ToolCallApprovalRequested', at('WA')],
+    ['RemoteToolInvoked', at('WA')],
     ['ConversationCompleted', at('CO')],
     ['ConversationFailed', at('FA')],
     ['ConversationStuck', at('ST')],

@@ -38,6 +38,7 @@ export function statusAfter(current: Lifecycle, event: ConversationEvent): Lifec
       return to('RU');
     case 'ToolCallApprovalRequested':
     case 'QuestionAsked':
+    case 'RemoteToolInvoked':
       return to('WA');
     case 'ConversationCompleted':
       return to('CO');
@@ -68,6 +69,7 @@ const resumable = (status: Status): ResumableStatus =>
 export const TURN_ENDING_EVENTS: ReadonlySet<ConversationEventType> = new Set<ConversationEventType>([
   'ToolCallApprovalRequested',
   'QuestionAsked',
+  'RemoteToolInvoked',
   'ConversationCompleted',
   'ConversationFailed',
   'ConversationStuck',

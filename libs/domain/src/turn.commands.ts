@@ -1,4 +1,4 @@
-import type { FinishReason, ToolOutcome, TurnFailureCode } from '@parley/core';
+import type { FinishReason, ToolErrorCode, ToolOutcome, TurnFailureCode } from '@parley/core';
 import type { CommandMeta } from './conversation.commands';
 import type {
   AdvisorApplied,
@@ -104,6 +104,22 @@ export type RecordMemoryToolOutcome = System<
 /** The turn's automatic recall before its first model call (RecallPlan). */
 export type RecordAutoRecall = System<'RecordAutoRecall', Pick<MemoriesRecalled['data'], 'query' | 'hits' | 'error'>>;
 
+/** A remote tool's invocation was published: the turn waits for its completion until `deadline` (ISO). */
+export type RecordRemoteToolInvoked = System<
+  'RecordRemoteToolInvoked',
+  { toolCallId: string; correlationId: string; subject: string; deadline: string }
+>;
+
+/** What a remote tool answered (SkillCompletionEvent): its result (cut to the output limit) or its error. */
+export type RemoteToolResult =
+  { ok: true; output: string; truncated: boolean } | { ok: false; error: { code: ToolErrorCode; message: string } };
+
+/** A remote tool's completion arrived on the reply subject. */
+export type CompleteRemoteTool = System<'CompleteRemoteTool', { correlationId: string; result: RemoteToolResult }>;
+
+/** A remote call's deadline timer fired. */
+export type ExpireRemoteTool = System<'ExpireRemoteTool', { toolCallId: string }>;
+
 /** The question's expiry timer fired. */
 export type ExpireQuestion = System<'ExpireQuestion', { toolCallId: string }>;
 
@@ -125,6 +141,9 @@ export type SystemCommand =
   | RecordToolOutcome
   | RecordMemoryToolOutcome
   | RecordAutoRecall
+  | RecordRemoteToolInvoked
+  | CompleteRemoteTool
+  | ExpireRemoteTool
   | ExpireQuestion
   | MarkStuck;
 

@@ -4,6 +4,7 @@ import { fold } from './conversation.evolve';
 import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
 import { autoRecalled, memoryToolOutcome } from './long-term-memory';
 import { memorySummarized } from './memory';
+import { remoteCompleted, remoteExpired, remoteInvoked } from './remote-tools';
 import { contextRetrieved, ragSourcesOf } from './retrieval';
 import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from './turn.commands';
 import {
@@ -21,8 +22,8 @@ import { refusedPastCap, toolOutcome, toolStarted, withConversationIds } from '.
 
 /**
  * The decider's half for the system commands: the events that record the outcome of the turn's
- * I/O, and the timers' verdicts. The timers' commands decide nothing (no events) when the
- * conversation has moved on; the worker's are refused outside the running turn they belong to.
+ * I/O, and the timers' verdicts. The timers' commands (and a remote tool's completion) decide
+ * nothing (no events) when the conversation has moved on; the worker's are refused outside the running turn they belong to.
  */
 export function decideTurn(command: SystemCommand, state: ConversationState): ConversationEvent[] {
   const now = Date.parse(command.meta.now);
@@ -38,6 +39,10 @@ export function decideTurn(command: SystemCommand, state: ConversationState): Co
         },
       ];
     }
+    case 'CompleteRemoteTool':
+      return remoteCompleted(state, command);
+    case 'ExpireRemoteTool':
+      return remoteExpired(state, command);
     case 'MarkStuck': {
       if (!isRunningTurn(state) || state.turn.no !== command.data.turnNo) return [];
       const idleMs = now - Date.parse(state.updatedAt);
@@ -50,7 +55,7 @@ export function decideTurn(command: SystemCommand, state: ConversationState): Co
 }
 
 function decideWorker(
-  command: Exclude<SystemCommand, { type: 'ExpireQuestion' | 'MarkStuck' }>,
+  command: Exclude<SystemCommand, { type: 'ExpireQuestion' | 'MarkStuck' | 'CompleteRemoteTool' | 'ExpireRemoteTool' }>,
   c: RunningTurn,
 ): ConversationEvent[] {
   const turnNo = c.turn.no;
@@ -101,6 +106,8 @@ function decideWorker(
       return memoryToolOutcome(c, turnCall(c, command.data.toolCallId), command);
     case 'RecordAutoRecall':
       return [autoRecalled(c, command)];
+    case 'RecordRemoteToolInvoked':
+      return [remoteInvoked(c, turnCall(c, command.data.toolCallId), command)];
     default:
       return assertNever(command, 'system command');
   }

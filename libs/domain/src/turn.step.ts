@@ -35,6 +35,7 @@ export interface ModelCallPlan {
  * - `idle`: nothing; the conversation is not running this turn (ended, paused, waiting, killed);
  * - `record`: append these events (a refusal, a question, a disclosure, approvals asked, the end);
  * - `run_tool`: run this tool call, then record its outcome (RecordToolOutcome);
+ * - `remote_tool`: publish this call to its remote tool, then record that (RecordRemoteToolInvoked): the turn waits;
  * - `memory_tool`: run a `remember` or `recall` call on long-term memory (RecordMemoryToolOutcome);
  * - `recall`: search long-term memory before the turn's first model call (RecordAutoRecall);
  * - `summarize`: have the model summarise the older memory, then record it (RecordMemorySummary);
@@ -50,6 +51,13 @@ export type TurnStep =
       tool: ToolDefinition;
       repositoryId: string | null;
       /** The turn's time budget ends here (epoch ms): the call gets no more than what is left. */
+      deadline: number;
+    }
+  | {
+      kind: 'remote_tool';
+      call: TurnToolCall;
+      tool: ToolDefinition;
+      /** The turn's time budget ends here (epoch ms): the remote call's deadline is no later. */
       deadline: number;
     }
   | { kind: 'memory_tool'; call: TurnToolCall; request: MemoryRequest }
@@ -103,7 +111,7 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
     const tool = availableTools(c).find((t) => t.name === call.name);
     if (!tool)
       return record(toolFailed(c, call, 'NOT_ALLOWED', `Tool '${call.name}' is not available to this action.`));
-    if (call.status === 'asked' || call.status === 'awaiting_approval') return IDLE;
+    if (call.status === 'asked' || call.status === 'awaiting_approval' || call.status === 'invoked') return IDLE;
     if (tool.kind === 'ask_user_question') return record(askQuestion(c, call, now));
     if (tool.kind === 'skill') return record(...discloseSkill(c, call, tool));
     if (tool.kind === 'memory') {
@@ -124,6 +132,7 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
       needApproval.push(call);
       continue;
     }
+    if (tool.kind === 'remote') return { kind: 'remote_tool', call, tool, deadline: turnDeadline(c) };
     return {
       kind: 'run_tool',
       call,

@@ -52,6 +52,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     ToolCallApproved: 1,
     ToolCallRejected: 1,
     QuestionAsked: 1,
+    RemoteToolInvoked: 1,
     AnswersSubmitted: 1,
     ConversationCompleted: 1,
     ConversationFailed: 1,

@@ -65,6 +65,17 @@ export const emitterToolConfigSchema = z.strictObject({
   schema: z.array(toolParameterSchema).default([]),
 });
 
+export const remoteToolConfigSchema = z.strictObject({
+  kind: z.literal('remote'),
+  /** `<resource>.<scope>`: the NATS subject (JetStream) the SkillInvocationEvent is published on. */
+  subject: z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$/, { message: 'expected <resource>.<scope>' }),
+  /** The invocation's `skillName`; default: the tool's code. */
+  skillName: z.string().min(1).max(128).optional(),
+  /** How long the turn waits for the completion; default TOOL_CALL_TIMEOUT_MS, never past the turn's deadline. */
+  timeoutMs: z.number().int().min(100).max(86_400_000).optional(),
+  schema: z.array(toolParameterSchema).default([]),
+});
+
 export const inProcessToolConfigSchema = z.strictObject({
   kind: z.literal('in_process'),
   /** The name the in-process tool is registered under (the seed's llmToolBeanName). */
@@ -81,6 +92,7 @@ export const toolConfigSchema = z.discriminatedUnion('kind', [
   inProcessToolConfigSchema,
   httpToolConfigSchema,
   emitterToolConfigSchema,
+  remoteToolConfigSchema,
   mcpToolConfigSchema,
 ]);
 

@@ -37,7 +37,7 @@ export class ToolExecutor {
     let outcome: ToolOutcome;
     try {
       const executor = this.byKind[def.kind];
-      // ask_user_question, skill and memory calls are the turn loop's to handle, never executed here.
+      // ask_user_question, skill, memory and remote calls are the turn loop's to handle, never executed here.
       if (!executor)
         throw new ToolFailure('NOT_ALLOWED', `Tool '${def.name}' (${def.kind}) cannot be executed directly.`);
       const args = this.validator.parse(rawArguments, def.parameters);

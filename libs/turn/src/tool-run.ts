@@ -38,3 +38,27 @@ export async function runTool(
   if (signal.aborted) return;
   await keep(ctx.decide({ type: 'RecordToolOutcome', data: { toolCallId: call.id, outcome } }));
 }
+
+/**
+ * Publishes a remote tool's call and says what to record: that the turn now waits for it
+ * (RemoteToolInvoked, the conversation in WA with no worker), or the failure that kept it from
+ * being sent, as for any tool.
+ */
+export async function remoteToolEvents(
+  ctx: TurnContext,
+  deps: TurnDeps,
+  step: Extract<TurnStep, { kind: 'remote_tool' }>,
+): Promise<ReturnType<TurnContext['decide']>> {
+  const { call, tool, deadline } = step;
+  const sent = await deps.remote.invoke(tool, call.arguments, {
+    conversationId: ctx.conversationId,
+    toolCallId: call.id,
+    turnDeadline: deadline,
+  });
+  if (!sent.ok) return ctx.decide({ type: 'RecordToolOutcome', data: { toolCallId: call.id, outcome: sent.outcome } });
+  const { correlationId, subject } = sent;
+  return ctx.decide({
+    type: 'RecordRemoteToolInvoked',
+    data: { toolCallId: call.id, correlationId, subject, deadline: sent.deadline },
+  });
+}

@@ -47,6 +47,16 @@ describe('stillOpen', () => {
     ).toEqual({ a: ['TurnResumed'] });
   });
 
+  it('keeps the deadline of a remote call still waiting, and drops it once the turn resumed', () => {
+    const invoked = () => event('a', 'RemoteToolInvoked', { toolCallId: 'r', deadline: '2026-01-01T00:00:30.000Z' });
+    expect(typesOf(stillOpen([event('a', 'TurnStarted', { turnNo: 1 }), invoked()]))).toEqual({
+      a: ['RemoteToolInvoked'],
+    });
+    expect(
+      typesOf(stillOpen([invoked(), event('a', 'ToolCallCompleted'), event('a', 'TurnResumed', { turnNo: 1 })])),
+    ).toEqual({ a: ['TurnResumed'] });
+  });
+
   it('drops a turn paused, killed, stuck, failed, terminated or waiting for an approval', () => {
     for (const end of [
       'ConversationPaused',

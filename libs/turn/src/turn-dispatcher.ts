@@ -30,8 +30,10 @@ export const DISPATCH_AFTER_MS = 1_000;
 /** How often the dispatcher checks that Redis still holds what the queue stored there. */
 const LOSS_CHECK_MS = 5_000;
 
-/** Events that start a turn or ask a question: the ones whose job or timer may need storing again. */
-const STARTS = new Set(['TurnStarted', 'TurnResumed', 'QuestionAsked']);
+/** Events that start a turn, ask a question or wait for a remote tool: the ones whose job or timer may need storing again. */
+const STARTS = new Set(['TurnStarted', 'TurnResumed', 'QuestionAsked', 'RemoteToolInvoked']);
+/** Events that wait with a timer (a question's expiry, a remote call's deadline). */
+const WAITS = new Set(['QuestionAsked', 'RemoteToolInvoked']);
 /** Events after which a question asked before them is no longer pending. */
 const ENDS_QUESTION = new Set([
   'AnswersSubmitted',
@@ -166,7 +168,7 @@ export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]>
     const o = open.get(id) ?? {};
     if (endsTurn(event.type)) o.turn = undefined;
     if (ENDS_QUESTION.has(event.type)) o.question = undefined;
-    if (event.type === 'QuestionAsked') o.question = event;
+    if (WAITS.has(event.type)) o.question = event;
     else if (STARTS.has(event.type)) o.turn = event;
     open.set(id, o);
   }

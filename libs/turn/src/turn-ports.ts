@@ -4,7 +4,7 @@ import type { Collections } from '@parley/knowledge';
 import type { AdvisorRegistry, LlmClient, ProviderEndpoints } from '@parley/llm';
 import type { MetricsService } from '@parley/observability';
 import type { LiveDeltas } from '@parley/read-models';
-import type { ToolExecutor } from '@parley/tools';
+import type { RemoteToolInvoker, ToolExecutor } from '@parley/tools';
 import type { LongTermMemory } from './long-term-memory/long-term-memory';
 
 /** Everything a turn touches, gathered by TurnRunner's constructor. */
@@ -16,6 +16,8 @@ export interface TurnDeps {
   llm: LlmClient;
   endpoints: ProviderEndpoints;
   tools: ToolExecutor;
+  /** Publishes remote tool calls; the turn then waits for their completion. */
+  remote: RemoteToolInvoker;
   live?: LiveDeltas;
   metrics?: MetricsService;
   /** The advisors the snapshot's bean names resolve to. */

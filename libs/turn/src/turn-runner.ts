@@ -10,14 +10,14 @@ import { AdvisorRegistry, LlmClient, PROVIDER_ENDPOINTS, type ProviderEndpoints 
 import { MetricsService } from '@parley/observability';
 import { LIVE_DELTAS, type LiveDeltas } from '@parley/read-models';
 import { countTokens } from '@parley/prompt';
-import { ToolExecutor } from '@parley/tools';
+import { RemoteToolInvoker, ToolExecutor } from '@parley/tools';
 import { LongTermMemory } from './long-term-memory/long-term-memory';
 import { autoRecallStep, memoryToolStep } from './long-term-memory/memory-step';
 import { modelStep } from './model-step';
 import { retrievalStep } from './retrieval-step';
 import { summaryStep } from './summary-step';
 import { RunningTurnsWatch } from './running-turns-watch';
-import { runTool } from './tool-run';
+import { remoteToolEvents, runTool } from './tool-run';
 import { TurnContext, TurnPreempted } from './turn-context';
 import type { TurnDeps } from './turn-ports';
 
@@ -47,6 +47,7 @@ export class TurnRunner {
     @Inject(LlmClient) llm: LlmClient,
     @Inject(PROVIDER_ENDPOINTS) endpoints: ProviderEndpoints,
     @Inject(ToolExecutor) tools: ToolExecutor,
+    @Inject(RemoteToolInvoker) remote: RemoteToolInvoker,
     @Inject(RunningTurnsWatch) private readonly running: RunningTurnsWatch,
     @Optional() @Inject(LIVE_DELTAS) live?: LiveDeltas,
     @Optional() @Inject(MetricsService) metrics?: MetricsService,
@@ -63,6 +64,7 @@ export class TurnRunner {
       llm,
       endpoints,
       tools,
+      remote,
       live,
       metrics,
       advisors,
@@ -175,6 +177,11 @@ export class TurnRunner {
         case 'run_tool':
           await runTool(ctx, this.deps, step, signal);
           break;
+        case 'remote_tool': {
+          const events = await remoteToolEvents(ctx, this.deps, step);
+          if (!signal.aborted) await this.record(ctx, events);
+          break;
+        }
         case 'memory_tool':
           await memoryToolStep(ctx, this.deps, step, signal);
           break;
@@ -196,7 +203,7 @@ export class TurnRunner {
     }
   }
 
-  /** Appends what the decider decided; a question gets its expiry timer. */
+  /** Appends what the decider decided; a question gets its expiry timer, a remote call its deadline timer. */
   private async record(ctx: TurnContext, events: ConversationEvent[]): Promise<void> {
     const appended = await ctx.append(events);
     // An expiry timer Redis did not take now is stored by the TurnDispatcher.

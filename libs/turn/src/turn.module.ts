@@ -9,6 +9,7 @@ import { SafeGuardAdvisor } from './advisors/safe-guard.advisor';
 import { ToolsModule } from '@parley/tools';
 import { LongTermMemory } from './long-term-memory/long-term-memory';
 import { MemoriesController } from './long-term-memory/memories.controller';
+import { RemoteCompletions } from './remote-completions';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
 import { TimerRunner } from './timer-runner';
@@ -41,7 +42,7 @@ export class TurnModule {
         RunningTurnsWatch,
         TurnRunner,
         TimerRunner,
-        ...(options.worker ? [TurnWorker, TurnDispatcher] : []),
+        ...(options.worker ? [TurnWorker, TurnDispatcher, RemoteCompletions] : []),
       ],
       exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule, LongTermMemory],
     };

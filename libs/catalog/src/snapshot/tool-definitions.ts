@@ -28,7 +28,7 @@ export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> |
 }
 
 function parametersOf(config: ToolConfig): Record<string, unknown> {
-  if (config.kind !== 'http' && config.kind !== 'emitter') return EMPTY_OBJECT;
+  if (config.kind !== 'http' && config.kind !== 'emitter' && config.kind !== 'remote') return EMPTY_OBJECT;
   const inferred = config.schema.filter((p) => !p.ignore && p.value === undefined);
   return {
     type: 'object',

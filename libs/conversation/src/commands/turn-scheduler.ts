@@ -7,7 +7,7 @@ import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from 
 
 /**
  * The durable reactions to appended events: a started or resumed turn gets a turn job; a
- * question gets its expiry timer. The turn's stuck watchdog is stored by the run that works on
+ * question gets its expiry timer, a remote tool call its deadline timer. The turn's stuck watchdog is stored by the run that works on
  * it (`watchdog`). Job ids make re-scheduling harmless.
  */
 @Injectable()
@@ -59,6 +59,28 @@ export class TurnScheduler {
         { delayMs },
       );
     }
+    if (event.type === 'RemoteToolInvoked') {
+      const delayMs = Math.max(0, Date.parse(event.data.deadline) - Date.now());
+      await this.jobs.enqueue<TimerJob>(
+        TIMER_QUEUE,
+        `remote:${conversationId}:${event.data.toolCallId}`,
+        { kind: 'remote-deadline', conversationId, toolCallId: event.data.toolCallId },
+        { delayMs },
+      );
+    }
+  }
+
+  /**
+   * Looks at a remote call's deadline again after `delayMs`: its conversation was paused when the
+   * deadline came, and the call must still time out once it is resumed.
+   */
+  async remoteDeadlineAgain(conversationId: string, toolCallId: string, delayMs: number): Promise<void> {
+    await this.jobs.enqueue<TimerJob>(
+      TIMER_QUEUE,
+      `remote:${conversationId}:${toolCallId}:${Date.now()}`,
+      { kind: 'remote-deadline', conversationId, toolCallId },
+      { delayMs },
+    );
   }
 
   /** Looks at a running turn again after STUCK_AFTER_MS; `revision` is its TurnStarted/TurnResumed's. */

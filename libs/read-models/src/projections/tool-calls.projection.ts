@@ -80,6 +80,8 @@ export const toolCallsProjection = rowProjection({
         };
       case 'QuestionAsked':
         return { ...r, status: 'asked', kind: 'ask_user_question' };
+      case 'RemoteToolInvoked':
+        return { ...r, status: 'invoked', kind: 'remote', name: event.data.name };
       case 'AnswersSubmitted':
         return { ...r, status: 'answered', result: JSON.stringify({ answers: event.data.answers }), completed_at: at };
       default:

@@ -87,6 +87,7 @@ describe('NATS permissions of the shipped server configuration (deploy/nats/nats
     PARLEY_NATS_PASSWORD: password(),
     DASHBOARD_NATS_PASSWORD: password(),
     APP_NATS_PASSWORD: password(),
+    TOOLS_NATS_PASSWORD: password(),
   };
   const reports = nkeys.createUser();
   let server: ChildProcess;
@@ -231,6 +232,37 @@ describe('NATS permissions of the shipped server configuration (deploy/nats/nats
     ]);
   });
 
+  it('lets a remote tool service read its invocations and publish completions, and nothing else', async () => {
+    const parley = await client({ user: 'parley', pass: secrets.PARLEY_NATS_PASSWORD });
+    const jsm = await parley.jetstreamManager();
+    await jsm.streams.add({ name: 'PARLEY_REMOTE_TOOLS', subjects: ['weather.forecast'] });
+    await jsm.streams.add({ name: 'PARLEY_TOOL_REPLIES', subjects: ['parley.tool-replies.>'] });
+    const tools = await client({ user: 'tools', pass: secrets.TOOLS_NATS_PASSWORD });
+    const toolsJsm = await tools.jetstreamManager();
+    await toolsJsm.consumers.add('PARLEY_REMOTE_TOOLS', {
+      durable_name: 'weather',
+      filter_subject: 'weather.forecast',
+    });
+    await tools.jetstream().publish(`parley.tool-replies.${id}`, encoder.encode('{"correlationId":"c","result":1}'));
+    // Parley reads and acknowledges it.
+    const reply = await (await parley.jetstream().consumers.get('PARLEY_TOOL_REPLIES')).next({ expires: 2000 });
+    expect(reply?.subject).toBe(`parley.tool-replies.${id}`);
+    await reply?.ackAck();
+
+    expect(await refusedSubscription(tools, 'parley.cmd.*', 'parley.cmd')).toMatch(/PERMISSIONS_VIOLATION/);
+    expect(await refusedSubscription(tools, 'parley.evt.>')).toMatch(/PERMISSIONS_VIOLATION/);
+    const errors = errorsOf(tools);
+    tools.publish(`parley.live.${id}`, encoder.encode('{}'));
+    tools.publish('parley.cmd.startConversation', encoder.encode('{}'));
+    tools.publish('$JS.API.STREAM.INFO.PARLEY_EVENTS', encoder.encode('{}'));
+    await tools.flush();
+    expect((await atLeast(errors, 3)).map((e) => e.permissionContext?.subject)).toEqual([
+      `parley.live.${id}`,
+      'parley.cmd.startConversation',
+      '$JS.API.STREAM.INFO.PARLEY_EVENTS',
+    ]);
+  });
+
   it('refuses a wrong password, and an unknown NKey', async () => {
     await expect(connect({ servers: url, user: 'app', pass: 'wrong-password' })).rejects.toMatchObject({
       code: 'AUTHORIZATION_VIOLATION',
@@ -259,6 +291,7 @@ describe("Parley's NATS connection by NKey seed", () => {
     const server = await startNatsServer(port, ['-c', conf], {
       DASHBOARD_NATS_PASSWORD: password(),
       APP_NATS_PASSWORD: app,
+      TOOLS_NATS_PASSWORD: password(),
       REPORTS_NATS_NKEY: nkeys.createUser().getPublicKey(),
     });
     const url = `nats://127.0.0.1:${port}`;
