@@ -313,7 +313,7 @@ export const envSchema = z.object({
   EMBEDDING_BATCH_SIZE: int(64, 1).describe(
     'Texts sent in one `/v1/embeddings` request; longer lists are split into batches of this size, each retried and counted like a model call.',
   ),
-  VECTOR_HNSW_EF_SEARCH: int(100, 1).describe(
+  VECTOR_HNSW_EF_SEARCH: int(200, 1).describe(
     "Candidates pgvector's HNSW index keeps while it searches (`hnsw.ef_search`, set per search): higher finds the true nearest chunks more often, at some speed. At least a search's top-K.",
   ),
   MEMORY_EMBEDDING_MODEL: z
