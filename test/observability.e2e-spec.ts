@@ -153,6 +153,7 @@ describe('logs and metrics of a running conversation', () => {
     expect(samples(metrics, 'queue_depth')).toEqual([
       { labels: { queue: 'turns' }, value: 0 },
       { labels: { queue: 'timers' }, value: expect.any(Number) },
+      { labels: { queue: 'ingestion' }, value: 0 },
     ]);
     expect(samples(metrics, 'projection_lag_ms').length).toBeGreaterThan(0);
 
