@@ -147,6 +147,31 @@ export interface CommandInputs {
     };
     tools: string[];
   };
+  /** Seed 004's one-shot generate: answer, tokens and tool trace, recorded as a conversation */
+  generate: {
+    mode: 'chat' | 'rag';
+    system_prompt?: string;
+    messages: Array<{
+      role: 'user' | 'assistant';
+      content: string;
+    }>;
+    context_chunks?: Array<{
+      doc_id: string;
+      section_id: string;
+      text: string;
+      page_start?: number | null;
+      page_end?: number | null;
+    }>;
+    generation_params?: {
+      max_tokens?: number;
+      temperature?: number;
+      top_p?: number;
+      presence_penalty?: number;
+      frequency_penalty?: number;
+      stop?: string[];
+    };
+    trace_id?: string;
+  };
   /** Change a tool repository */
   changeToolRepository: {
     conversationId: string;
@@ -192,6 +217,8 @@ export interface CommandReplies {
   clearMemory: CommandReply;
   /** Add a tool repository to the conversation */
   addToolRepository: CommandReply;
+  /** Seed 004's one-shot generate: answer, tokens and tool trace, recorded as a conversation */
+  generate: CommandReply;
   /** Change a tool repository */
   changeToolRepository: CommandReply;
   /** Remove a tool repository */
@@ -413,6 +440,7 @@ export const OPERATIONS = {
     startsTurn: false,
     http: { method: 'post', path: '/api/v1/conversations/{conversationId}/tool-repositories' },
   },
+  generate: { kind: 'command', startsTurn: false, http: { method: 'post', path: '/internal/llm/generate' } },
   changeToolRepository: {
     kind: 'command',
     startsTurn: false,
