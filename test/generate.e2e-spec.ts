@@ -204,6 +204,24 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     expect(res.body).toEqual({ error: { code: 'LLM_LIMIT_EXCEEDED', message: expect.any(String) } });
   });
 
+  it('answers 422 LLM_LIMIT_EXCEEDED when a tool returns more text than MAX_TOOL_OUTPUT_BYTES (seed 004 §9.3)', async () => {
+    const message = 'x'.repeat(70_000);
+    simulator.script([
+      { when: { toolResult: { name: 'mcp-proxy__echo' } }, reply: { text: 'Too late.' } },
+      { reply: { toolCalls: [{ name: 'mcp-proxy__echo', arguments: { message } }] } },
+    ]);
+    const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'echo a lot' }] });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      error: {
+        code: 'LLM_LIMIT_EXCEEDED',
+        message: "The output of tool 'mcp-proxy__echo' is over the limit of 65536 bytes.",
+      },
+    });
+    // The model never saw the cut output: one model call, the tool's, and the end.
+    expect(simulator.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(1);
+  });
+
   it('answers 502 LLM_RUNTIME_ERROR after two tool errors in a row, each fed back to the model', async () => {
     simulator.script([{ reply: { toolCalls: [{ name: 'mcp-proxy__no-such-tool', arguments: {} }] } }]);
     const res = await generate({ mode: 'chat', messages: [{ role: 'user', content: 'break' }] });

@@ -103,6 +103,14 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(doc.paths['/api/v1/conversations']).toHaveProperty('post.operationId', 'startConversation');
   });
 
+  it("describes generate's failures as its statuses: 422, 502 and 504 with the error body", () => {
+    const responses = doc.paths['/internal/llm/generate']!.post!.responses as Record<string, { description: string }>;
+    expect(responses['422'].description).toMatch(/^LLM_LIMIT_EXCEEDED/);
+    expect(responses['502'].description).toMatch(/^LLM_RUNTIME_ERROR/);
+    expect(responses['504'].description).toMatch(/^LLM_RUNTIME_ERROR: the model timed out/);
+    expect(doc.paths['/api/v1/conversations/{conversationId}/messages']!.post!.responses).not.toHaveProperty('502');
+  });
+
   it('describes POST /rpc with the names of the command and query tables as its methods', () => {
     const rpc = doc.paths['/rpc']!.post!;
     expect(rpc.operationId).toBe('jsonRpc');

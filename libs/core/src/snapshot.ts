@@ -79,6 +79,12 @@ export interface TurnLimits {
   questionTimeoutMs: number;
   /** Tool calls run per model reply; the rest are refused as data. Absent in snapshots recorded before it existed. */
   maxToolCallsPerReply?: number;
+  /**
+   * A tool output over maxToolOutputBytes: cut and marked for the model (`truncate`, the default
+   * and what absent means), or the end of the turn as LLM_LIMIT_EXCEEDED (`fail`: generate, seed
+   * 004 §9.3 "too much text from a tool").
+   */
+  toolOutputOverflow?: 'truncate' | 'fail';
 }
 
 /** An advisor an action runs around each model call (seed 000's LlmActionAdvisor). */

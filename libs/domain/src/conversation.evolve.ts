@@ -125,6 +125,7 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       return onTurn(next, (t) => ({
         ...t,
         consecutiveToolFailures: 0,
+        ...(event.data.truncated ? { overflowedTool: event.data.name } : {}),
         endedByTool: skipResponse ? { reply: null } : returnDirect ? { reply: output } : t.endedByTool,
       }));
     }

@@ -72,6 +72,8 @@ export interface TurnProgress {
   openModelCall: { callNo: number; attempt: number } | null;
   toolCalls: TurnToolCall[];
   consecutiveToolFailures: number;
+  /** The tool of this turn whose output was cut at maxToolOutputBytes, if one was (absent: none). */
+  overflowedTool?: string;
   usage: { inputTokens: number; outputTokens: number };
   startedAt: string;
   lastReply: string | null;

@@ -25,11 +25,21 @@ export const turnFailed = (c: RunningTurn, code: TurnFailureCode, message: strin
 export const overTime = (c: RunningTurn): ConversationFailed =>
   turnFailed(c, 'LLM_LIMIT_EXCEEDED', `The turn ran past its time budget of ${c.snapshot.limits.turnTimeoutMs} ms.`);
 
-/** The limits every step of a turn answers to: its time budget and the two-failures rule. */
+/**
+ * The limits every step of a turn answers to: its time budget, the two-failures rule, and a tool
+ * output over its limit where the snapshot says that ends the turn (toolOutputOverflow `fail`).
+ */
 export function stepBreach(c: RunningTurn, now: number): ConversationFailed | null {
   if (now > turnDeadline(c)) return overTime(c);
   if (c.turn.consecutiveToolFailures >= MAX_CONSECUTIVE_TOOL_FAILURES)
     return turnFailed(c, 'TOOL_ERRORS', 'Two tool calls in a row failed.');
+  const { limits } = c.snapshot;
+  if (c.turn.overflowedTool !== undefined && limits.toolOutputOverflow === 'fail')
+    return turnFailed(
+      c,
+      'LLM_LIMIT_EXCEEDED',
+      `The output of tool '${c.turn.overflowedTool}' is over the limit of ${limits.maxToolOutputBytes} bytes.`,
+    );
   return null;
 }
 

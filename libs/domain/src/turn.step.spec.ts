@@ -66,6 +66,30 @@ describe('nextTurnStep: what a running turn does next', () => {
       ]);
     });
 
+    it('fails the turn on a tool output cut at its limit where the snapshot says so (generate), and goes on where it does not', () => {
+      const cut = (overflow?: 'fail' | 'truncate') =>
+        [
+          ...started({ limits: limits({ maxToolOutputBytes: 1_000, toolOutputOverflow: overflow }) }),
+          ...replied(2, [call('a', 'lookup')]),
+          {
+            ...toolDone(3, 'a', 'lookup', 'x…[truncated: 5000 bytes total]'),
+            data: { ...toolDone(3, 'a', 'lookup').data, truncated: true },
+          },
+        ] as ConversationEvent[];
+      expect(recorded(cut('fail'))).toEqual([
+        {
+          type: 'ConversationFailed',
+          data: {
+            turnNo: 1,
+            code: 'LLM_LIMIT_EXCEEDED',
+            message: "The output of tool 'lookup' is over the limit of 1000 bytes.",
+          },
+        },
+      ]);
+      expect(step(cut('truncate')).kind).toBe('call_model');
+      expect(step(cut()).kind).toBe('call_model');
+    });
+
     it('goes on after a failure followed by a success', () => {
       const events = [
         ...started(),

@@ -33,6 +33,8 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
+const GENERATE_PATH = '/internal/llm/generate';
+
 const ERROR_STATUSES: Record<string, string> = {
   '400': 'VALIDATION_FAILED: the request fails the schema; details name each field',
   '401': 'UNAUTHENTICATED: no or bad credentials',
@@ -101,6 +103,14 @@ const JSON_RPC_STATUSES: Record<string, string> = {
   '429': 'RATE_LIMITED by address (-32029), id null',
 };
 
+/** Generate is an RPC (seed 004 §9): the model's and the limits' failures are its status, not a turn's data. */
+const GENERATE_STATUSES: Record<string, string> = {
+  '422': 'LLM_LIMIT_EXCEEDED: past the tool steps, a tool output over its limit, or the token budget',
+  '502':
+    'LLM_RUNTIME_ERROR: the model runtime failed or is overloaded (after its retry), or two tool calls in a row failed',
+  '504': 'LLM_RUNTIME_ERROR: the model timed out',
+};
+
 function responses(route: RouteDoc): Record<string, unknown> {
   const result: Record<string, unknown> = { [String(route.status)]: success(route.reply, route.turn === true) };
   if (route.jsonRpc) {
@@ -118,6 +128,9 @@ function responses(route: RouteDoc): Record<string, unknown> {
   for (const status of errors) result[status] = { description: ERROR_STATUSES[status], content: json(ref('Error')) };
   if (route.path === '/health/ready')
     result['503'] = { description: 'SERVICE_UNAVAILABLE, naming the failing dependency', content: json(ref('Error')) };
+  if (route.path === GENERATE_PATH)
+    for (const [status, description] of Object.entries(GENERATE_STATUSES))
+      result[status] = { description, content: json(ref('Error')) };
   return result;
 }
 

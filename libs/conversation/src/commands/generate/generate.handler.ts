@@ -209,7 +209,7 @@ export class GenerateHandler {
   }
 }
 
-/** The action's snapshot with the request's system prompt and generation parameters. */
+/** The action's snapshot with the request's system prompt and generation parameters, and a tool output over its limit ending the call. */
 function withRequest(base: ConversationSnapshot, input: GenerateInput): ConversationSnapshot {
   const p = input.generation_params;
   const options = { ...base.options };
@@ -219,7 +219,9 @@ function withRequest(base: ConversationSnapshot, input: GenerateInput): Conversa
   if (p.presence_penalty !== undefined) options.presencePenalty = p.presence_penalty;
   if (p.frequency_penalty !== undefined) options.frequencyPenalty = p.frequency_penalty;
   if (p.stop !== undefined) options.stop = p.stop;
-  return { ...base, options, systemPrompt: input.system_prompt ?? base.systemPrompt };
+  // Seed 004 §9.3: too much text from a tool ends the call (422), where a conversation cuts it.
+  const limits = { ...base.limits, toolOutputOverflow: 'fail' as const };
+  return { ...base, options, limits, systemPrompt: input.system_prompt ?? base.systemPrompt };
 }
 
 /**
