@@ -1,4 +1,7 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { PG_POOL } from '@parley/platform';
+import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
+import type { Pool } from 'pg';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
@@ -110,6 +113,19 @@ describe('structured output: replies validated against the action output schema'
     expect(messages.map((m) => m.llmMessageRole)).toEqual(['US', 'AS', 'SY', 'AS']);
     expect(messages[1].output).toBeNull();
     expect(messages[3].output).toEqual({ category: 'billing', priority: 5 });
+
+    // A rebuild of the read models from the stream gives the same rows, outputs included; nothing is validated again.
+    const pool = parley.app.get<Pool>(PG_POOL);
+    const rows = async () => [
+      ...(await pool.query('select * from rm_messages where conversation_id = $1 order by sequence', [id])).rows,
+      ...(await pool.query('select * from rm_conversations where conversation_id = $1', [id])).rows,
+    ];
+    const before = await rows();
+    expect(before[3].output).toEqual({ category: 'billing', priority: 5 });
+    expect(before[4].output).toEqual({ category: 'billing', priority: 5 });
+    await rebuildProjections(pool, store, PROJECTIONS);
+    expect(await rows()).toEqual(before);
+    expect(parley.simulator.requests).toHaveLength(2);
   });
 
   it('repairs a reply that is not JSON', async () => {
