@@ -41,7 +41,12 @@ describe('structured output: repair or fail, from the recorded check', () => {
 
   it('completes a valid reply with its parsed output, after the check', () => {
     const events = recordReply(fold(withSchema()), '{"n":1}', { valid: true, output: { n: 1 } });
-    expect(types(events)).toEqual(['ModelCallCompleted', 'MessageRecorded', 'OutputValidated', 'ConversationCompleted']);
+    expect(types(events)).toEqual([
+      'ModelCallCompleted',
+      'MessageRecorded',
+      'OutputValidated',
+      'ConversationCompleted',
+    ]);
     expect(events[2].data).toEqual({ turnNo: 1, sequence: 2, valid: true, output: { n: 1 } });
     expect(events[3].data).toMatchObject({ reply: '{"n":1}', output: { n: 1 } });
     // The fold keeps the output on the answer (the turn reply reads it there).
@@ -67,11 +72,19 @@ describe('structured output: repair or fail, from the recorded check', () => {
   it('fails the turn OUTPUT_INVALID when the repaired reply is still invalid', () => {
     const first = recordReply(fold(withSchema()), '{"n":"x"}', INVALID);
     const repaired = fold([...withSchema(), ...first]);
-    const second = recordReply(repaired, 'still wrong', { valid: false, errors: [{ path: '', message: 'is not valid JSON' }] }, 2);
+    const second = recordReply(
+      repaired,
+      'still wrong',
+      { valid: false, errors: [{ path: '', message: 'is not valid JSON' }] },
+      2,
+    );
     expect(types(second)).toEqual(['ModelCallCompleted', 'MessageRecorded', 'OutputValidated', 'ConversationFailed']);
     expect(second[1].data).toMatchObject({ sequence: 4 });
     expect(second[2].data).not.toHaveProperty('repair');
-    expect(second[3].data).toMatchObject({ code: 'OUTPUT_INVALID', message: expect.stringMatching(/TICKET.*- \/: is not valid JSON/) });
+    expect(second[3].data).toMatchObject({
+      code: 'OUTPUT_INVALID',
+      message: expect.stringMatching(/TICKET.*- \/: is not valid JSON/),
+    });
     expect(fold([...withSchema(), ...first, ...second]).status).toBe('FA');
   });
 

@@ -27,7 +27,12 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
       return toolEntry(event.data, JSON.stringify({ answers: event.data.answers }));
     case 'OutputValidated':
       return event.data.repair
-        ? { sequence: event.data.repair.sequence, role: 'SY', content: event.data.repair.prompt, turnNo: event.data.turnNo }
+        ? {
+            sequence: event.data.repair.sequence,
+            role: 'SY',
+            content: event.data.repair.prompt,
+            turnNo: event.data.turnNo,
+          }
         : null;
     case 'QuestionAsked':
       return {

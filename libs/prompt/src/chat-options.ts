@@ -75,7 +75,11 @@ function rootObject(schema: PromptSchema): Record<string, unknown> {
 export function outputSchemaOf(schema: PromptSchema, format: ResponseFormat | undefined): OutputSchema {
   if (format?.type === 'json_schema') {
     const wrapped = !(schema.cardinality === 'I' && schema.jsonSchema.type === 'object');
-    return { code: schema.code, jsonSchema: format.schema, unwrap: wrapped ? (schema.cardinality === 'L' ? 'items' : 'value') : null };
+    return {
+      code: schema.code,
+      jsonSchema: format.schema,
+      unwrap: wrapped ? (schema.cardinality === 'L' ? 'items' : 'value') : null,
+    };
   }
   if (schema.cardinality === 'I') return { code: schema.code, jsonSchema: schema.jsonSchema, unwrap: null };
   const { $defs, definitions, $schema, ...body } = schema.jsonSchema;

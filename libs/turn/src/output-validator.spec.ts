@@ -15,7 +15,10 @@ describe('OutputValidator', () => {
   const validator = new OutputValidator();
 
   it('parses a valid reply, a fenced JSON block too', () => {
-    expect(validator.check('{"email":"a@b.io","n":1}', TICKET)).toEqual({ valid: true, output: { email: 'a@b.io', n: 1 } });
+    expect(validator.check('{"email":"a@b.io","n":1}', TICKET)).toEqual({
+      valid: true,
+      output: { email: 'a@b.io', n: 1 },
+    });
     expect(validator.check('```json\n{"email":"a@b.io","n":2}\n```', TICKET)).toEqual({
       valid: true,
       output: { email: 'a@b.io', n: 2 },
@@ -36,14 +39,21 @@ describe('OutputValidator', () => {
 
   it('reports a reply that is not JSON at the root', () => {
     const check = validator.check('Sure, here it is', TICKET);
-    expect(check).toMatchObject({ valid: false, errors: [{ path: '', message: expect.stringMatching(/not valid JSON/) }] });
+    expect(check).toMatchObject({
+      valid: false,
+      errors: [{ path: '', message: expect.stringMatching(/not valid JSON/) }],
+    });
     expect(validator.check(null, TICKET).valid).toBe(false);
   });
 
   it('unwraps a list from the response format wrapper', () => {
     const list = {
       code: 'ITEMS',
-      jsonSchema: { type: 'object', properties: { items: { type: 'array', items: { type: 'integer' } } }, required: ['items'] },
+      jsonSchema: {
+        type: 'object',
+        properties: { items: { type: 'array', items: { type: 'integer' } } },
+        required: ['items'],
+      },
       unwrap: 'items',
     };
     expect(validator.check('{"items":[1,2]}', list)).toEqual({ valid: true, output: [1, 2] });

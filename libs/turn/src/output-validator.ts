@@ -51,7 +51,10 @@ export class OutputValidator {
       validate = this.compile(schema.jsonSchema);
     } catch (err) {
       // The catalog accepted a schema ajv cannot compile: no reply can match it.
-      return { valid: false, errors: [{ path: '', message: `the output schema does not compile: ${(err as Error).message}` }] };
+      return {
+        valid: false,
+        errors: [{ path: '', message: `the output schema does not compile: ${(err as Error).message}` }],
+      };
     }
     if (!validate(value)) return { valid: false, errors: (validate.errors ?? []).map(problemOf) };
     const output = schema.unwrap && isObject(value) ? value[schema.unwrap] : value;
@@ -63,7 +66,11 @@ export class OutputValidator {
     const kept = this.compiled.get(key);
     if (kept) return kept.validate;
     const declared = typeof schema.$schema === 'string' ? schema.$schema : '';
-    const ajv = declared.includes('2020-12') ? this.draft2020 : declared.includes('2019-09') ? this.draft2019 : this.draft07;
+    const ajv = declared.includes('2020-12')
+      ? this.draft2020
+      : declared.includes('2019-09')
+        ? this.draft2019
+        : this.draft07;
     const validate = ajv.compile(schema);
     this.compiled.set(key, { validate, ajv, schema });
     return validate;

@@ -44,7 +44,12 @@ export const turnReply = commandReply.extend({
   /** The document chunks the answer drew on, when the action's collections gave its prompt a context block. */
   ragSources: z.array(ragSource).optional(),
   /** Structured output: the reply parsed and valid against the action's output schema. */
-  output: z.unknown().optional().describe("The reply parsed as JSON and valid against the action's output schema; absent when the action has none."),
+  output: z
+    .unknown()
+    .optional()
+    .describe(
+      "The reply parsed as JSON and valid against the action's output schema; absent when the action has none.",
+    ),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
   error: z
     .object({ code: z.string(), message: z.string() })
