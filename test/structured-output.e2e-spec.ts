@@ -1,8 +1,9 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { PG_POOL } from '@parley/platform';
 import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
+import { connect, headers } from 'nats';
 import type { Pool } from 'pg';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 /** Seed 000's llmSchemaOutput: an action whose final reply must match its output schema. */
@@ -157,6 +158,30 @@ describe('structured output: replies validated against the action output schema'
     const types = (await eventsOf(id)).map((e) => e.type);
     expect(types.filter((t) => t === 'OutputValidated')).toHaveLength(2);
     expect(types.at(-1)).toBe('ConversationFailed');
+  });
+
+  it('returns output in the NATS reply body too', async () => {
+    parley.simulator.script([{ reply: { text: '{"category":"other","priority":1}' } }]);
+    const nc = await connect({ servers: parley.config.nats.url! });
+    try {
+      const request = async (subject: string, payload: unknown) => {
+        const h = headers();
+        h.set('authorization', `Bearer ${ADMIN_KEY}`);
+        const msg = await nc.request(`${parley.config.prefix}.${subject}`, JSON.stringify(payload), {
+          headers: h,
+          timeout: 15_000,
+        });
+        return JSON.parse(msg.string()) as { result: Record<string, unknown> };
+      };
+      const started = await request('cmd.startConversation', { agentCode: 'HELPDESK', actionCode: 'CLASSIFY' });
+      const sent = await request('cmd.sendMessage', {
+        conversationId: started.result.conversationId,
+        content: 'Just saying hi',
+      });
+      expect(sent.result).toMatchObject({ status: 'CO', output: { category: 'other', priority: 1 } });
+    } finally {
+      await nc.close();
+    }
   });
 
   it('leaves an action without an output schema free text', async () => {
