@@ -37,12 +37,14 @@ export interface TurnReply {
     title: string | null;
     score: number;
   }>;
+  /** The reply parsed as JSON and valid against the action's output schema; absent when the action has none. */
+  output?: unknown;
   usage: {
     inputTokens: number;
     outputTokens: number;
     estimatedCost: number;
   };
-  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT). The command itself succeeded: HTTP 200, a NATS result. */
+  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID). The command itself succeeded: HTTP 200, a NATS result. */
   error?: {
     code: string;
     message: string;
@@ -350,6 +352,7 @@ export interface QueryReplies {
       title: string | null;
       score: number;
     }>;
+    output: unknown;
     attachments: {
       attachmentSequence: number;
       llmMediaType: string;

@@ -2,7 +2,8 @@
 export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
 
 /** Why a turn failed (ConversationFailed, and the `error` of a turn's reply). */
-export type TurnFailureCode = 'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT';
+export type TurnFailureCode =
+  'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT' | 'OUTPUT_INVALID';
 
 /**
  * Why a tool call produced no result (ToolCallFailed); the model reads the message and may try

@@ -9,6 +9,7 @@ export type {
   ToolDefinition,
   DisclosableSkill,
   ResponseFormat,
+  OutputSchema,
   ChatOptions,
   MemoryStrategy,
   TurnLimits,

@@ -36,6 +36,17 @@ export interface DisclosableSkill {
   tools: ToolDefinition[];
 }
 
+/**
+ * The action's output schema (seed 000 llmSchemaOutput) as the final reply is validated against
+ * it: `jsonSchema` is what the model was asked to produce (the response format's wrapped object
+ * when there is one), `unwrap` the field of that wrapper holding the output (null: none).
+ */
+export interface OutputSchema {
+  code: string;
+  jsonSchema: Record<string, unknown>;
+  unwrap: string | null;
+}
+
 export type ResponseFormat =
   { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean } | { type: 'json_object' };
 
@@ -130,6 +141,8 @@ export interface ConversationSnapshot {
   retry: { count: number; delayMs: number };
   /** Long-term memory (the action's longTermMemory / autoRecall). Absent when the action uses none. */
   longTermMemory?: LongTermMemorySettings;
+  /** The action's output schema: the turn's final reply must match it. Absent: free text. */
+  outputSchema?: OutputSchema;
 }
 
 /** The four scopes of long-term memory, in the order recall prefers them. */

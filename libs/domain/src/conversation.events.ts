@@ -13,6 +13,7 @@ import type { ToolRepository } from './tool-repositories';
  * routed by `type`. Events that add an entry to the transcript carry its `sequence`.
  */
 
+/** SY: a system message of the turn (the repair prompt of structured output, OutputValidated). */
 export type MessageRole = 'SY' | 'US' | 'AS' | 'TO' | 'QU';
 
 export interface ToolCallRef {
@@ -178,7 +179,36 @@ export type AnswersSubmitted = Event<
 >;
 export type ConversationCompleted = Event<
   'ConversationCompleted',
-  { turnNo: number; finishReason: FinishReason; reply: string | null; responseModel: string | null }
+  {
+    turnNo: number;
+    finishReason: FinishReason;
+    reply: string | null;
+    responseModel: string | null;
+    /** The reply parsed and valid against the action's output schema (OutputValidated); absent: none. */
+    output?: unknown;
+  }
+>;
+/** A problem ajv found in a reply: where (a JSON pointer, '' for the root) and what. */
+export interface OutputProblem {
+  path: string;
+  message: string;
+}
+/**
+ * The turn worker checked the final reply (message `sequence`) against the action's output
+ * schema: valid with its parsed `output`, or not with `errors`. Recorded so a replay never
+ * validates again. A repair round adds `repair`: the system message (transcript entry
+ * `repair.sequence`) that tells the model the errors, so the turn calls it again.
+ */
+export type OutputValidated = Event<
+  'OutputValidated',
+  {
+    turnNo: number;
+    sequence: number;
+    valid: boolean;
+    output?: unknown;
+    errors?: OutputProblem[];
+    repair?: { sequence: number; prompt: string };
+  }
 >;
 export type ConversationFailed = Event<
   'ConversationFailed',
@@ -365,6 +395,7 @@ export type ConversationEvent =
   | RemoteToolInvoked
   | AnswersSubmitted
   | ConversationCompleted
+  | OutputValidated
   | ConversationFailed
   | ConversationStuck
   | ConversationTerminated

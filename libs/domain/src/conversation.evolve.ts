@@ -163,6 +163,12 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
         finishReason: event.data.finishReason,
         responseModel: event.data.responseModel ?? c.responseModel,
       };
+    case 'OutputValidated': {
+      const { valid, sequence, output } = event.data;
+      // An invalid reply counts against the repairs even when it ends the turn failed.
+      if (!valid) return onTurn(c, (t) => ({ ...t, outputRepairs: (t.outputRepairs ?? 0) + 1 }));
+      return { ...c, transcript: c.transcript.map((m) => (m.sequence === sequence ? { ...m, output } : m)) };
+    }
     case 'ConversationFailed':
       return { ...c, error: { code: event.data.code, message: event.data.message } };
     case 'ConversationTerminated':

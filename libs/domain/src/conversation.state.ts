@@ -22,6 +22,8 @@ export interface TranscriptEntry {
   attachments?: Attachment[];
   /** The document chunks an assistant's answer drew on (ContextRetrieved). */
   ragSources?: RagSource[];
+  /** An assistant's answer parsed and valid against the action's output schema (OutputValidated). */
+  output?: unknown;
 }
 
 /** Where a tool call of the current turn stands. */
@@ -85,6 +87,8 @@ export interface TurnProgress {
   recalled?: RecalledMemory[];
   /** What retrieval put into this turn's prompt (ContextRetrieved); absent until it ran, or when the action has no collections. */
   context?: TurnContextBlock;
+  /** Replies of this turn that did not match the output schema (OutputValidated, invalid); absent: none. */
+  outputRepairs?: number;
 }
 
 /** The turn's context block: its text as sent (null: nothing kept) and the chunks it holds. */

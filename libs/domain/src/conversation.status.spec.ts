@@ -142,6 +142,7 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
       updated: false,
     },
   },
+  OutputValidated: { type: 'OutputValidated', data: { turnNo: 1, sequence: 2, valid: true, output: { a: 1 } } },
   MemoriesRecalled: { type: 'MemoriesRecalled', data: { turnNo: 1, auto: true, query: 'q', hits: [] } },
   ContextRetrieved: {
     type: 'ContextRetrieved',

@@ -42,3 +42,4 @@ export {
   type RecallPlan,
 } from './long-term-memory';
 export { retrievalPlan, type RetrievalPlan } from './retrieval';
+export { checkedCompletion, repairPrompt, MAX_OUTPUT_REPAIRS } from './structured-output';

@@ -25,6 +25,15 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
       return toolEntry(event.data, `${rejection(event.data.reason)} Do not retry it unless asked.`);
     case 'AnswersSubmitted':
       return toolEntry(event.data, JSON.stringify({ answers: event.data.answers }));
+    case 'OutputValidated':
+      return event.data.repair
+        ? {
+            sequence: event.data.repair.sequence,
+            role: 'SY',
+            content: event.data.repair.prompt,
+            turnNo: event.data.turnNo,
+          }
+        : null;
     case 'QuestionAsked':
       return {
         sequence: event.data.sequence,

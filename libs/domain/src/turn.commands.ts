@@ -5,6 +5,7 @@ import type {
   ContextRetrieved,
   MemoriesRecalled,
   MemoryRemembered,
+  OutputProblem,
   ToolCallRef,
 } from './conversation.events';
 
@@ -49,7 +50,16 @@ export interface ModelReply {
   latencyMs: number;
 }
 
-export type RecordModelReply = System<'RecordModelReply', { callNo: number; attempt: number; reply: ModelReply }>;
+/**
+ * The worker's check of a final reply against the action's output schema (ajv): the parsed
+ * output, or the problems found (not JSON is one problem at the root).
+ */
+export type OutputCheck = { valid: true; output: unknown } | { valid: false; errors: OutputProblem[] };
+
+export type RecordModelReply = System<
+  'RecordModelReply',
+  { callNo: number; attempt: number; reply: ModelReply; outputCheck?: OutputCheck }
+>;
 
 /** An advisor changed the model call (see AdvisorApplied); the turn stamps its number. */
 export type RecordAdvisorApplied = System<'RecordAdvisorApplied', Omit<AdvisorApplied['data'], 'turnNo'>>;

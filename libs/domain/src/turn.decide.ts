@@ -17,6 +17,7 @@ import {
   turnFailed,
   type RunningTurn,
 } from './turn.rules';
+import { checkedCompletion } from './structured-output';
 import { isRunningTurn } from './turn.step';
 import { refusedPastCap, toolOutcome, toolStarted, withConversationIds } from './turn.tools';
 
@@ -182,7 +183,9 @@ function modelReply(command: RecordModelReply, c: RunningTurn): ConversationEven
     c,
   );
   const ended = isRunningTurn(after) ? completion(after) : null;
-  return ended ? [...recorded, ended] : recorded;
+  if (!ended) return recorded;
+  // The answer is the reply's message: a reply that ends the turn asked for no tool.
+  return [...recorded, ...checkedCompletion(after as RunningTurn, nextSequence(c), ended, command.data.outputCheck)];
 }
 
 function running(state: ConversationState, what: string): RunningTurn {

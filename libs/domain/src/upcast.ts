@@ -55,6 +55,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     RemoteToolInvoked: 1,
     AnswersSubmitted: 1,
     ConversationCompleted: 1,
+    OutputValidated: 1,
     ConversationFailed: 1,
     ConversationStuck: 1,
     ConversationTerminated: 1,

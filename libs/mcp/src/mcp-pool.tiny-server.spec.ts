@@ -95,6 +95,18 @@ describe('McpPool against a server that changes at runtime', () => {
     expect(getEventListeners(turn.signal, 'abort')).toHaveLength(0);
   });
 
+  it("returns a tool's structured content that matches its outputSchema, and an error for one that does not", async () => {
+    server.addStructuredTool('count', { n: 3 });
+    server.addStructuredTool('miscount', { n: 'three' });
+    await pool.listTools('tiny');
+    expect(await pool.callTool('tiny', 'count', {}, call)).toEqual({ isError: false, content: '{"n":3}' });
+    // An SDK server refuses its own mismatched output; the model reads it as the call's error.
+    await expect(pool.callTool('tiny', 'miscount', {}, call)).resolves.toEqual({
+      isError: true,
+      content: expect.stringMatching(/Output validation error: .*expected number, received string at n/),
+    });
+  });
+
   it('returns a result flagged isError as data, not as an exception', async () => {
     await expect(pool.callTool('tiny', 'fail', { reason: 'no stock' }, call)).resolves.toEqual({
       isError: true,

@@ -1,4 +1,4 @@
-import { buildChatOptions } from './chat-options';
+import { buildChatOptions, outputSchemaOf } from './chat-options';
 import type { PromptSchema } from './schema-prompt';
 
 const reply: PromptSchema = {
@@ -79,6 +79,49 @@ describe('chat options', () => {
         required: ['items'],
         $defs: { a: { type: 'string' } },
       },
+    });
+  });
+});
+
+describe('outputSchemaOf: what a final reply is validated against', () => {
+  const item = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+  const schema = (cardinality: 'I' | 'L', jsonSchema: Record<string, unknown>) => ({
+    code: 'T',
+    description: null,
+    direction: 'O' as const,
+    cardinality,
+    jsonSchema,
+  });
+
+  it('validates against the response format and unwraps what it wrapped', () => {
+    const list = schema('L', item);
+    const format = buildChatOptions({
+      configuration: null,
+      outputSchema: list,
+      capabilities: ['JM'],
+      enableJsonMode: true,
+    }).responseFormat;
+    expect(outputSchemaOf(list, format)).toEqual({
+      code: 'T',
+      jsonSchema: { type: 'object', properties: { items: { type: 'array', items: item } }, required: ['items'] },
+      unwrap: 'items',
+    });
+    const single = schema('I', item);
+    const direct = buildChatOptions({
+      configuration: null,
+      outputSchema: single,
+      capabilities: ['JM'],
+      enableJsonMode: true,
+    }).responseFormat;
+    expect(outputSchemaOf(single, direct)).toEqual({ code: 'T', jsonSchema: item, unwrap: null });
+  });
+
+  it("validates against the action's schema when the model is not forced to JSON, a list as an array", () => {
+    expect(outputSchemaOf(schema('I', item), undefined)).toEqual({ code: 'T', jsonSchema: item, unwrap: null });
+    expect(outputSchemaOf(schema('L', { ...item, $defs: { X: {} } }), undefined)).toEqual({
+      code: 'T',
+      jsonSchema: { type: 'array', items: item, $defs: { X: {} } },
+      unwrap: null,
     });
   });
 });

@@ -1,4 +1,4 @@
-import type { ChatOptions, ResponseFormat } from '@parley/core';
+import type { ChatOptions, OutputSchema, ResponseFormat } from '@parley/core';
 import type { PromptSchema } from './schema-prompt';
 
 /**
@@ -64,6 +64,35 @@ function rootObject(schema: PromptSchema): Record<string, unknown> {
     required: [field],
     ...($defs ? { $defs } : {}),
     ...(definitions ? { definitions } : {}),
+  };
+}
+
+/**
+ * What the final reply is validated against: the response format's schema when the model is
+ * forced to JSON (with the field it wraps a list or a non-object in), else the action's schema
+ * (a list as an array of it).
+ */
+export function outputSchemaOf(schema: PromptSchema, format: ResponseFormat | undefined): OutputSchema {
+  if (format?.type === 'json_schema') {
+    const wrapped = !(schema.cardinality === 'I' && schema.jsonSchema.type === 'object');
+    return {
+      code: schema.code,
+      jsonSchema: format.schema,
+      unwrap: wrapped ? (schema.cardinality === 'L' ? 'items' : 'value') : null,
+    };
+  }
+  if (schema.cardinality === 'I') return { code: schema.code, jsonSchema: schema.jsonSchema, unwrap: null };
+  const { $defs, definitions, $schema, ...body } = schema.jsonSchema;
+  return {
+    code: schema.code,
+    jsonSchema: {
+      ...($schema ? { $schema } : {}),
+      type: 'array',
+      items: body,
+      ...($defs ? { $defs } : {}),
+      ...(definitions ? { definitions } : {}),
+    },
+    unwrap: null,
   };
 }
 

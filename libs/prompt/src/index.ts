@@ -1,6 +1,6 @@
 export { assemblePrompt, type PromptSkill } from './assemble-prompt';
 export type { PromptSchema } from './schema-prompt';
-export { buildChatOptions } from './chat-options';
+export { buildChatOptions, outputSchemaOf } from './chat-options';
 export { countTokens, countPromptTokens, countToolCallTokens, encodingNameFor, tokenCounter } from './token-count';
 export {
   CONTEXT_HEADER,

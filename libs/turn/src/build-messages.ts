@@ -28,6 +28,8 @@ export function buildMessages(c: ExistingConversation): LlmMessage[] {
   if (context.at < 0 && context.message) messages.push(context.message);
   for (const [i, m] of entries.entries()) {
     if (i === context.at && context.message) messages.push(context.message);
+    // The repair prompt of structured output: sent as the user's, which every provider takes mid-conversation.
+    if (m.role === 'SY') messages.push({ role: 'user', content: m.content ?? '' });
     if (m.role === 'US') messages.push({ role: 'user', content: userContent(m, c.snapshot.model.capabilities) });
     if (m.role === 'TO')
       messages.push({ role: 'tool', toolCallId: providerId(m.toolCallId ?? ''), content: m.content ?? '' });

@@ -7,6 +7,10 @@ import { ModelCallRecorder } from './model-call-recorder';
 import { modelRequest } from './model-request';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
+import { OutputValidator } from './output-validator';
+
+/** The final replies' check against the action's output schema (bounded compiled-schema cache). */
+const outputValidator = new OutputValidator();
 
 /**
  * One model call of a turn, as `plan` says: the request built and passed through the action's
@@ -93,6 +97,9 @@ async function recordReply(
     return void (await giveUp(err.message));
   }
   const { text, reasoning, toolCalls, finishReason, responseModel, usage, latencyMs } = after.reply;
+  // A reply that ends the turn is checked here, once; the decider repairs or fails from what it records.
+  const schema = ctx.state.snapshot.outputSchema;
+  const outputCheck = schema && toolCalls.length === 0 ? outputValidator.check(text, schema) : undefined;
   const recorded = [
     ...pending,
     ...recordApplied(ctx, after.applied),
@@ -102,6 +109,7 @@ async function recordReply(
         callNo: plan.callNo,
         attempt,
         reply: { text, reasoning, toolCalls, finishReason, responseModel, usage, latencyMs },
+        ...(outputCheck ? { outputCheck } : {}),
       },
     }),
   ];

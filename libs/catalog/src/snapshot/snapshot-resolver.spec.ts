@@ -81,6 +81,12 @@ describe('SnapshotResolver', () => {
       responseFormat: { type: 'json_schema', name: 'TICKET', strict: false },
     });
     expect(snapshot.systemPrompt).toContain('Output data structure:\nTICKET (a single item)');
+    // The final reply is validated against what the model was asked for (structured output).
+    expect(snapshot.outputSchema).toEqual({
+      code: 'TICKET',
+      jsonSchema: (snapshot.options.responseFormat as { schema: Record<string, unknown> }).schema,
+      unwrap: null,
+    });
     expect(
       snapshot.systemPrompt.endsWith(
         'Never invent data that is not in the input.\n\nFill in the ticket from the conversation.',

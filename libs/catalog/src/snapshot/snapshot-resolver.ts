@@ -12,7 +12,7 @@ import type {
   TurnLimits,
 } from '@parley/core';
 import { DEFAULT_SUMMARY_KEEP_RECENT, DEFAULT_SUMMARY_THRESHOLD_TOKENS, DomainError } from '@parley/core';
-import { assemblePrompt, buildChatOptions, type PromptSchema, type PromptSkill } from '@parley/prompt';
+import { assemblePrompt, buildChatOptions, outputSchemaOf, type PromptSchema, type PromptSkill } from '@parley/prompt';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
 import { ENV_MODEL } from '../env/environment-catalog';
 import type { Row } from '../model/entity-schemas';
@@ -143,6 +143,13 @@ export class SnapshotResolver {
       jsonSchema: documents.get(link.domainSchema)!.jsonSchema as Record<string, unknown>,
     }));
 
+    const outputSchema = schemas.find((s) => s.direction === 'O') ?? null;
+    const options = buildChatOptions({
+      configuration,
+      outputSchema,
+      capabilities: model!.capabilities as string[],
+      enableJsonMode: this.config.llm.enableJsonMode,
+    });
     const snapshot: ConversationSnapshot = {
       applicationCode: agent.llmApplication as string,
       agentCode,
@@ -156,12 +163,7 @@ export class SnapshotResolver {
         outputTokenPrice: (model!.llmOutputTokenPrice as number | null) ?? 0,
         ...(model!.llmContextWindow ? { contextWindow: model!.llmContextWindow as number } : {}),
       },
-      options: buildChatOptions({
-        configuration,
-        outputSchema: schemas.find((s) => s.direction === 'O') ?? null,
-        capabilities: model!.capabilities as string[],
-        enableJsonMode: this.config.llm.enableJsonMode,
-      }),
+      options,
       systemPrompt: assemblePrompt({
         applicationPrompt: application?.llmSystemPrompt as string | null,
         agentPrompt: agent.llmAgentPrompt as string | null,
@@ -189,6 +191,7 @@ export class SnapshotResolver {
         delayMs: (configuration?.llmRetryDelay as number | null) ?? this.config.llm.retryDelayMs,
       },
       ...(longTermMemory ? { longTermMemory } : {}),
+      ...(outputSchema ? { outputSchema: outputSchemaOf(outputSchema, options.responseFormat) } : {}),
     };
     return deepFreeze(snapshot);
   }

@@ -18,6 +18,8 @@ export interface TurnReply extends CommandReply {
   finishReason?: string | null;
   /** The document chunks the answer drew on (retrieval); absent when the turn had none. */
   ragSources?: RagSource[];
+  /** The reply parsed and valid against the action's output schema; absent when the action has none. */
+  output?: unknown;
   usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
   error?: { code: string; message: string };
 }

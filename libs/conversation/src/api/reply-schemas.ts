@@ -43,11 +43,18 @@ export const turnReply = commandReply.extend({
   finishReason: z.string().nullable().optional(),
   /** The document chunks the answer drew on, when the action's collections gave its prompt a context block. */
   ragSources: z.array(ragSource).optional(),
+  /** Structured output: the reply parsed and valid against the action's output schema. */
+  output: z
+    .unknown()
+    .optional()
+    .describe(
+      "The reply parsed as JSON and valid against the action's output schema; absent when the action has none.",
+    ),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
   error: z
     .object({ code: z.string(), message: z.string() })
     .optional()
     .describe(
-      'Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT). The command itself succeeded: HTTP 200, a NATS result.',
+      'Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID). The command itself succeeded: HTTP 200, a NATS result.',
     ),
 });

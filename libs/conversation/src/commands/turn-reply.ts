@@ -23,7 +23,10 @@ export function turnReplyOf(
   const reply = state.status === 'CO' && turn ? replyOf(turn) : null;
   // The answer that ended the turn, when retrieval gave its prompt a context block.
   const answer = reply !== null ? state.transcript.at(-1) : undefined;
-  const ragSources = answer?.role === 'AS' && answer.turnNo === turn?.no ? (answer.ragSources ?? []) : [];
+  const ours = answer?.role === 'AS' && answer.turnNo === turn?.no;
+  const ragSources = ours ? (answer.ragSources ?? []) : [];
+  // The answer parsed against the action's output schema (structured output).
+  const output = ours ? answer.output : undefined;
   const approvals = pendingApprovals(state).map(({ id, name, arguments: args }) => ({
     toolCallId: id,
     name,
@@ -40,6 +43,7 @@ export function turnReplyOf(
     ...(approvals.length ? { pendingApprovals: approvals } : {}),
     ...(state.status === 'CO' ? { finishReason: state.finishReason } : {}),
     ...(ragSources.length ? { ragSources: ragSources.map((s) => ({ ...s })) } : {}),
+    ...(output !== undefined ? { output } : {}),
     ...(state.status === 'FA' && state.error ? { error: { ...state.error } } : {}),
   };
 }

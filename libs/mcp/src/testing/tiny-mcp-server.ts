@@ -68,6 +68,21 @@ export class TinyMcpServer {
     for (const { server } of this.sessions.values()) register(server);
   }
 
+  /** Adds a tool with an output schema (`{ n: number }`) that answers `structured` as its structured content. */
+  addStructuredTool(name: string, structured: Record<string, unknown>): void {
+    const register: Register = (server) =>
+      server.registerTool(
+        name,
+        { description: 'Answers structured content', outputSchema: { n: z.number() } },
+        async () => ({
+          content: [],
+          structuredContent: structured,
+        }),
+      );
+    this.registrations.push(register);
+    for (const { server } of this.sessions.values()) register(server);
+  }
+
   /** Drops every session id while leaving its event stream open, so only the 404 tells. */
   forgetSessions(): void {
     this.forgotten.push(...[...this.sessions.values()].map((s) => s.server));

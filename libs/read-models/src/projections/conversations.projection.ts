@@ -28,6 +28,7 @@ export const conversationsProjection = rowProjection({
       error_detail: 'text',
       turn_no: 'integer',
       metadata: 'jsonb',
+      output: 'jsonb',
       created_at: 'timestamptz',
       updated_at: 'timestamptz',
       last_revision: 'bigint',
@@ -56,6 +57,7 @@ export const conversationsProjection = rowProjection({
         error_detail: null,
         turn_no: 0,
         metadata,
+        output: null,
         created_at: at,
         updated_at: at,
         last_position: position,
@@ -69,7 +71,7 @@ export const conversationsProjection = rowProjection({
     const r: Row = { ...row, status, paused_from: pausedFrom, updated_at: at, last_position: position };
     switch (event.type) {
       case 'TurnStarted':
-        return { ...r, error_code: null, error_detail: null, turn_no: event.data.turnNo };
+        return { ...r, error_code: null, error_detail: null, output: null, turn_no: event.data.turnNo };
       case 'ModelCallCompleted': {
         const d = event.data;
         return {
@@ -95,6 +97,8 @@ export const conversationsProjection = rowProjection({
           ...r,
           finish_reason: event.data.finishReason,
           response_model: event.data.responseModel ?? row.response_model,
+          // Structured output: the last turn's parsed reply (jsonb null when the action has no schema).
+          output: event.data.output ?? null,
         };
       case 'ConversationFailed':
         return { ...r, error_code: event.data.code, error_detail: event.data.message };

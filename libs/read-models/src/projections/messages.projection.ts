@@ -19,16 +19,21 @@ export const messagesProjection = rowProjection({
       tool_call_id: 'text',
       tool_calls: 'jsonb',
       rag_sources: 'jsonb',
+      output: 'jsonb',
       turn_no: 'integer',
       created_at: 'timestamptz',
       last_revision: 'bigint',
     },
   },
   keysOf(e) {
+    // Structured output: a valid check sets the checked answer's output.
+    if (e.event.type === 'OutputValidated' && e.event.data.valid)
+      return [{ conversation_id: e.conversationId, sequence: e.event.data.sequence }];
     const entry = transcriptEntryOf(e.event);
     return entry ? [{ conversation_id: e.conversationId, sequence: entry.sequence }] : [];
   },
-  evolve(_row, { event, at }) {
+  evolve(row, { event, at }) {
+    if (event.type === 'OutputValidated' && event.data.valid) return row ? { ...row, output: event.data.output } : null;
     const entry = transcriptEntryOf(event);
     if (!entry) return null;
     return {
@@ -38,6 +43,7 @@ export const messagesProjection = rowProjection({
       tool_call_id: entry.toolCallId ?? null,
       tool_calls: entry.toolCalls ?? null,
       rag_sources: entry.ragSources ?? null,
+      output: null,
       turn_no: entry.turnNo,
       created_at: at,
     };

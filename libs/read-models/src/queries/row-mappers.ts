@@ -21,6 +21,8 @@ export function conversationOf(r: Row) {
     model: { code: r.model_code, name: r.model_name, provider: r.provider_code },
     turnNo: r.turn_no as number,
     metadata: r.metadata,
+    /** The last turn's reply parsed against the action's output schema (structured output); null: none. */
+    output: r.output ?? null,
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
     revision: num(r.last_revision),
@@ -62,6 +64,8 @@ export function messageOf(r: Row, attachments: Row[]) {
       title: s.title,
       score: s.score,
     })),
+    /** An assistant's answer parsed against the action's output schema; null for other messages. */
+    output: r.output ?? null,
     attachments: attachments.map((a) => ({
       attachmentSequence: a.attachment_sequence as number,
       llmMediaType: a.media_type as string,

@@ -36,6 +36,8 @@ const messagesReply = z.array(
     ),
     /** The document chunks an assistant's answer drew on (seed 001 `rag_sources`); empty for other messages. */
     ragSources: z.array(ragSource),
+    /** An assistant's answer parsed and valid against the action's output schema (structured output); null otherwise. */
+    output: z.unknown(),
     attachments: z.array(
       z.object({ attachmentSequence: z.number().int(), llmMediaType: z.string(), attachmentUrl: z.string() }),
     ),

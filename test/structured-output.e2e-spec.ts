@@ -1,0 +1,196 @@
+import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { PG_POOL } from '@parley/platform';
+import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
+import { connect, headers } from 'nats';
+import type { Pool } from 'pg';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+import { testCatalog } from './support/test-catalog';
+
+/** Seed 000's llmSchemaOutput: an action whose final reply must match its output schema. */
+const TICKET_SCHEMA = {
+  type: 'object',
+  properties: {
+    category: { type: 'string', enum: ['billing', 'delivery', 'other'] },
+    priority: { type: 'integer', minimum: 1, maximum: 5 },
+  },
+  required: ['category', 'priority'],
+  additionalProperties: false,
+};
+
+function structuredCatalog(simUrl: string) {
+  const base = testCatalog(simUrl);
+  const classify = {
+    ...base.actions[0],
+    code: 'CLASSIFY',
+    description: 'Classifies a ticket',
+    schemas: [{ domainSchema: 'TICKET', llmInputOutput: 'O' }],
+  };
+  return {
+    ...base,
+    domainSchemas: [{ code: 'TICKET', description: 'A classified ticket', jsonSchema: TICKET_SCHEMA }],
+    actions: [...base.actions, classify],
+  };
+}
+
+const lastUserText = (request: { messages: { role: string; content?: unknown }[] }): string => {
+  const users = request.messages.filter((m) => m.role === 'user');
+  return String(users.at(-1)?.content ?? '');
+};
+
+describe('structured output: replies validated against the action output schema', () => {
+  let parley: ParleyUnderTest;
+  let store: EventStore;
+  beforeAll(async () => {
+    parley = await startParley('structured_output', {}, structuredCatalog);
+    store = parley.app.get(EVENT_STORE);
+  });
+  afterAll(() => parley.close());
+  beforeEach(() => parley.simulator.reset());
+
+  const start = async () =>
+    (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CLASSIFY' })).body
+      .conversationId as string;
+  const send = (id: string, content: string) =>
+    parley.call('POST', `/api/v1/conversations/${id}/messages`, { content, timeoutMs: 10_000 });
+  const eventsOf = async (id: string) => store.readStream(`conversation-${id}`);
+  const messagesOf = async (id: string, position: string) =>
+    (await parley.call('GET', `/api/v1/conversations/${id}/messages?minPosition=${encodeURIComponent(position)}`))
+      .body as { llmMessageRole: string; llmMessageContent: string | null; output: unknown }[];
+
+  it('returns a valid reply parsed as `output`, records it, and offers it in the queries', async () => {
+    parley.simulator.script([{ reply: { text: '{"category":"billing","priority":2}' } }]);
+    const id = await start();
+    const res = await send(id, 'I was charged twice');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'CO', output: { category: 'billing', priority: 2 } });
+    // The model was asked for the schema's JSON through the response format.
+    const format = parley.simulator.requests[0].body?.response_format as { json_schema: { schema: unknown } };
+    expect(format.json_schema.schema).toEqual(TICKET_SCHEMA);
+
+    const events = await eventsOf(id);
+    const validated = events.filter((e) => e.type === 'OutputValidated');
+    expect(validated).toHaveLength(1);
+    expect(validated[0].data).toMatchObject({ valid: true, output: { category: 'billing', priority: 2 } });
+    const completed = events.find((e) => e.type === 'ConversationCompleted')!;
+    expect(completed.data).toMatchObject({ output: { category: 'billing', priority: 2 } });
+
+    const messages = await messagesOf(id, res.body.position as string);
+    const answer = messages.find((m) => m.llmMessageRole === 'AS')!;
+    expect(answer.output).toEqual({ category: 'billing', priority: 2 });
+    expect(messages.find((m) => m.llmMessageRole === 'US')!.output).toBeNull();
+    const conversation = await parley.call(
+      'GET',
+      `/api/v1/conversations/${id}?minPosition=${encodeURIComponent(res.body.position as string)}`,
+    );
+    expect(conversation.body.output).toEqual({ category: 'billing', priority: 2 });
+  });
+
+  it('repairs an invalid reply in one round: the model is told each error with its path', async () => {
+    const seen: string[] = [];
+    parley.simulator.script([
+      { reply: { text: '{"category":"refund","priority":9}' }, times: 1 },
+      {
+        reply: (request) => {
+          seen.push(lastUserText(request));
+          return { text: '{"category":"billing","priority":5}' };
+        },
+      },
+    ]);
+    const id = await start();
+    const res = await send(id, 'Refund me now!');
+    expect(res.body).toMatchObject({ status: 'CO', output: { category: 'billing', priority: 5 } });
+    expect(parley.simulator.requests).toHaveLength(2);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatch(/does not match the required output data structure TICKET/);
+    expect(seen[0]).toContain('- /category: must be equal to one of the allowed values');
+    expect(seen[0]).toContain('- /priority: must be <= 5');
+
+    const validated = (await eventsOf(id)).filter((e) => e.type === 'OutputValidated').map((e) => e.data);
+    expect(validated).toMatchObject([
+      { valid: false, errors: expect.arrayContaining([{ path: '/priority', message: 'must be <= 5' }]) },
+      { valid: true, output: { category: 'billing', priority: 5 } },
+    ]);
+    const messages = await messagesOf(id, res.body.position as string);
+    expect(messages.map((m) => m.llmMessageRole)).toEqual(['US', 'AS', 'SY', 'AS']);
+    expect(messages[1].output).toBeNull();
+    expect(messages[3].output).toEqual({ category: 'billing', priority: 5 });
+
+    // A rebuild of the read models from the stream gives the same rows, outputs included; nothing is validated again.
+    const pool = parley.app.get<Pool>(PG_POOL);
+    const rows = async () => [
+      ...(await pool.query('select * from rm_messages where conversation_id = $1 order by sequence', [id])).rows,
+      ...(await pool.query('select * from rm_conversations where conversation_id = $1', [id])).rows,
+    ];
+    const before = await rows();
+    expect(before[3].output).toEqual({ category: 'billing', priority: 5 });
+    expect(before[4].output).toEqual({ category: 'billing', priority: 5 });
+    await rebuildProjections(pool, store, PROJECTIONS);
+    expect(await rows()).toEqual(before);
+    expect(parley.simulator.requests).toHaveLength(2);
+  });
+
+  it('repairs a reply that is not JSON', async () => {
+    const seen: string[] = [];
+    parley.simulator.script([
+      { reply: { text: 'Sure! It is a delivery issue.' }, times: 1 },
+      {
+        reply: (request) => {
+          seen.push(lastUserText(request));
+          return { text: '```json\n{"category":"delivery","priority":3}\n```' };
+        },
+      },
+    ]);
+    const id = await start();
+    const res = await send(id, 'Where is my parcel?');
+    expect(res.body).toMatchObject({ status: 'CO', output: { category: 'delivery', priority: 3 } });
+    expect(seen[0]).toMatch(/- \/: is not valid JSON/);
+  });
+
+  it('fails the turn with OUTPUT_INVALID when the repaired reply is still invalid', async () => {
+    parley.simulator.script([{ reply: { text: '{"category":"billing"}' } }]);
+    const id = await start();
+    const res = await send(id, 'I was charged twice');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'FA', error: { code: 'OUTPUT_INVALID' } });
+    expect(res.body.error.message).toMatch(/TICKET.*\/priority: is required/);
+    expect(res.body.output).toBeUndefined();
+    expect(parley.simulator.requests).toHaveLength(2);
+    const types = (await eventsOf(id)).map((e) => e.type);
+    expect(types.filter((t) => t === 'OutputValidated')).toHaveLength(2);
+    expect(types.at(-1)).toBe('ConversationFailed');
+  });
+
+  it('returns output in the NATS reply body too', async () => {
+    parley.simulator.script([{ reply: { text: '{"category":"other","priority":1}' } }]);
+    const nc = await connect({ servers: parley.config.nats.url! });
+    try {
+      const request = async (subject: string, payload: unknown) => {
+        const h = headers();
+        h.set('authorization', `Bearer ${ADMIN_KEY}`);
+        const msg = await nc.request(`${parley.config.prefix}.${subject}`, JSON.stringify(payload), {
+          headers: h,
+          timeout: 15_000,
+        });
+        return JSON.parse(msg.string()) as { result: Record<string, unknown> };
+      };
+      const started = await request('cmd.startConversation', { agentCode: 'HELPDESK', actionCode: 'CLASSIFY' });
+      const sent = await request('cmd.sendMessage', {
+        conversationId: started.result.conversationId,
+        content: 'Just saying hi',
+      });
+      expect(sent.result).toMatchObject({ status: 'CO', output: { category: 'other', priority: 1 } });
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('leaves an action without an output schema free text', async () => {
+    parley.simulator.script([{ reply: { text: 'not json at all' } }]);
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    const res = await send(id, 'hello');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'not json at all' });
+    expect(res.body).not.toHaveProperty('output');
+    expect((await eventsOf(id)).some((e) => e.type === 'OutputValidated')).toBe(false);
+  });
+});
