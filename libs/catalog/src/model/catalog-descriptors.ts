@@ -227,7 +227,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       llmPersona: ref('personas', 8),
       llmMemoryStrategy: ref('memoryStrategies', 4),
       llmActionPrompt: text(),
-      askUserQuestion: bool(false),
+      /** The AskUserQuestion tool is offered unless the action opts out (seed 000). */
+      askUserQuestion: bool(true),
       longTermMemory: bool(false),
       autoRecall: bool(false),
     },
