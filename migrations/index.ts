@@ -13,7 +13,7 @@ import { Retrieval1732200013000 } from './1732200013000-retrieval';
 import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 import { ConfigurationStop1732200016000 } from './1732200016000-configuration-stop';
 import { ActionDefaultModel1732200017000 } from './1732200017000-action-default-model';
-import { AskUserQuestionDefault1732200019000 } from './1732200019000-ask-user-question-default';
+import { Approvals1732200019000 } from './1732200019000-approvals';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -35,5 +35,5 @@ export const migrations = [
   LongTermMemory1732200014000,
   ConfigurationStop1732200016000,
   ActionDefaultModel1732200017000,
-  AskUserQuestionDefault1732200019000,
+  Approvals1732200019000,
 ];

@@ -77,6 +77,11 @@ export interface TurnLimits {
   turnTimeoutMs: number;
   maxToolOutputBytes: number;
   questionTimeoutMs: number;
+  /**
+   * How long a call that needs approval waits before it is rejected as timed out (seed 001's
+   * tool_approval_timeout_ms). Absent in snapshots recorded before it existed: no expiry.
+   */
+  approvalTimeoutMs?: number;
   /** Tool calls run per model reply; the rest are refused as data. Absent in snapshots recorded before it existed. */
   maxToolCallsPerReply?: number;
   /**
@@ -130,6 +135,12 @@ export interface ConversationSnapshot {
   retry: { count: number; delayMs: number };
   /** Long-term memory (the action's longTermMemory / autoRecall). Absent when the action uses none. */
   longTermMemory?: LongTermMemorySettings;
+  /**
+   * Seed 001's auto_confirm: tools that need approval run without waiting for one (each call is
+   * recorded as approved by 'auto'). Set by the action's autoConfirm or the start's autoConfirm;
+   * absent: false, calls wait for a human.
+   */
+  autoConfirm?: true;
 }
 
 /** The four scopes of long-term memory, in the order recall prefers them. */

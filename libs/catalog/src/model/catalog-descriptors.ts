@@ -152,6 +152,7 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     turnTimeoutMs: int(1000),
     maxToolOutputBytes: int(256),
     questionTimeoutMs: int(1000),
+    toolApprovalTimeoutMs: int(1000),
   }),
   entity(
     'providers',
@@ -229,6 +230,8 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       llmActionPrompt: text(),
       /** The AskUserQuestion tool is offered unless the action opts out (seed 000). */
       askUserQuestion: bool(true),
+      /** Seed 001's auto_confirm: tools that need approval run without waiting for one. */
+      autoConfirm: bool(false),
       longTermMemory: bool(false),
       autoRecall: bool(false),
     },

@@ -189,6 +189,7 @@ export class SnapshotResolver {
         delayMs: (configuration?.llmRetryDelay as number | null) ?? this.config.llm.retryDelayMs,
       },
       ...(longTermMemory ? { longTermMemory } : {}),
+      ...(action.autoConfirm ? { autoConfirm: true as const } : {}),
     };
     return deepFreeze(snapshot);
   }
@@ -314,6 +315,7 @@ export class SnapshotResolver {
       turnTimeoutMs: pick('turnTimeoutMs', turn.timeoutMs),
       maxToolOutputBytes: pick('maxToolOutputBytes', turn.maxToolOutputBytes),
       questionTimeoutMs: pick('questionTimeoutMs', turn.questionTimeoutMs),
+      approvalTimeoutMs: pick('toolApprovalTimeoutMs', turn.toolApprovalTimeoutMs),
       maxToolCallsPerReply: turn.maxToolCallsPerReply,
     };
   }
