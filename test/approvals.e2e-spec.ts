@@ -1,8 +1,18 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { ChildProcess } from 'node:child_process';
 import { CatalogService } from '@parley/catalog';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
-import { createTestDatabase, startSimulator, until, type Simulator, type TestDatabase } from '@parley/testing';
+import {
+  createTestDatabase,
+  freePort,
+  killProcess,
+  startEverythingHttp,
+  startSimulator,
+  until,
+  type Simulator,
+  type TestDatabase,
+} from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
 import { AppModule } from '../apps/server/src/app.module';
 import { callerOf, startParley, testConfig, type ParleyUnderTest } from './support/parley-app';
@@ -188,5 +198,121 @@ describe('an approval decided after a restart', () => {
     expect(events.filter((e) => e.type === 'ToolCallCompleted').map((e) => (e.data as any).toolCallId)).toEqual([
       'call_r1',
     ]);
+  });
+});
+
+describe('MCP tools that require approval, per client or per tool', () => {
+  let parley: ParleyUnderTest;
+  let store: EventStore;
+  let server: ChildProcess;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await startEverythingHttp('streamableHttp', port);
+    const url = `http://127.0.0.1:${port}/mcp`;
+    parley = await startParley('mcp_approvals', {}, (simulatorUrl) => {
+      const base = testCatalog(simulatorUrl);
+      const action = (code: string, mcpClient: string) => ({
+        code,
+        description: `MCP over ${mcpClient}`,
+        llmModel: 'SIM-CHAT',
+        llmConfiguration: 'TEST',
+        llmMemoryStrategy: 'FULL',
+        mcpClients: [mcpClient],
+      });
+      return {
+        ...base,
+        mcpClients: [
+          {
+            name: 'evecho',
+            description: 'Echo waits',
+            mcpTransportType: 'SH',
+            mcpConnectionUrl: url,
+            requireApproval: ['echo'],
+          },
+          {
+            name: 'evall',
+            description: 'All wait',
+            mcpTransportType: 'SH',
+            mcpConnectionUrl: url,
+            requireApproval: ['*'],
+          },
+        ],
+        actions: [...base.actions, action('MCP_ECHO', 'evecho'), action('MCP_ALL', 'evall')],
+      };
+    });
+    store = parley.app.get(EVENT_STORE);
+  }, 60_000);
+  afterAll(async () => {
+    await parley?.close();
+    if (server) await killProcess(server);
+  });
+  beforeEach(() => parley.simulator.reset());
+
+  const dataOf = async (id: string, type: string) =>
+    (await store.readStream(`conversation-${id}`)).filter((e) => e.type === type).map((e) => e.data as any);
+  const run = async (actionCode: string) => {
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode })).body
+      .conversationId as string;
+    return { id, reply: await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'go' }) };
+  };
+  const bothCalls = (client: string) => [
+    { when: { toolResult: { name: `${client}__echo` } }, reply: { text: 'Both done.' } },
+    {
+      when: { noToolResult: true },
+      reply: {
+        toolCalls: [
+          { name: `${client}__get-sum`, arguments: { a: 2, b: 3 }, id: 'call_sum' },
+          { name: `${client}__echo`, arguments: { message: 'hi' }, id: 'call_echo' },
+        ],
+      },
+    },
+  ];
+
+  it('freezes approval into the named tool only: get-sum runs, echo waits until approved', async () => {
+    parley.simulator.script(bothCalls('evecho'));
+    const { id, reply } = await run('MCP_ECHO');
+    expect(reply.body).toMatchObject({ status: 'WA', pendingApprovals: [{ toolCallId: 'call_echo' }] });
+    const [started] = await dataOf(id, 'ConversationStarted');
+    const approvals = Object.fromEntries(
+      started.snapshot.tools
+        .filter((t: { kind: string }) => t.kind === 'mcp')
+        .map((t: { name: string; approval: string }) => [t.name, t.approval]),
+    );
+    expect(approvals).toMatchObject({ evecho__echo: 'always', 'evecho__get-sum': 'never' });
+    expect((await dataOf(id, 'ToolCallCompleted')).map((c) => c.toolCallId)).toEqual(['call_sum']);
+
+    const approved = await parley.call('POST', `/api/v1/conversations/${id}/tool-calls/call_echo/approve`, {});
+    expect(approved.body).toMatchObject({ status: 'CO', reply: 'Both done.' });
+  });
+
+  it("makes every tool of a client with requireApproval '*' wait", async () => {
+    parley.simulator.script(bothCalls('evall'));
+    const { reply } = await run('MCP_ALL');
+    expect(reply.body).toMatchObject({ status: 'WA' });
+    expect(reply.body.pendingApprovals.map((p: { toolCallId: string }) => p.toolCallId).sort()).toEqual([
+      'call_echo',
+      'call_sum',
+    ]);
+  });
+
+  it('refuses a blank tool name in requireApproval at apply, naming the field, and writes nothing', async () => {
+    const res = await parley.call('POST', '/api/v1/catalog/apply', {
+      mcpClients: [
+        {
+          name: 'evbad',
+          description: 'Bad',
+          mcpTransportType: 'SH',
+          mcpConnectionUrl: 'http://127.0.0.1:1/mcp',
+          requireApproval: ['echo', ' '],
+        },
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.body.error.details.problems.map((p: { path: string }) => p.path)).toEqual([
+      'mcpClients[0].requireApproval[1]',
+    ]);
+    expect((await parley.call('GET', '/api/v1/catalog/mcp-clients/evbad')).status).toBe(404);
   });
 });

@@ -126,6 +126,11 @@ export interface ConversationSnapshot {
   disclosableSkills: DisclosableSkill[];
   /** Names of the catalog MCP clients whose tools the MCP pool lists at run time (the resolver always sets it). */
   mcpClients?: string[];
+  /**
+   * Per MCP client, the tools (their MCP names, `*` for all) that wait for approval: the ones the
+   * client lists at start are frozen into `tools` with approval `always`. Absent: none.
+   */
+  mcpApprovals?: Record<string, string[]>;
   memory: MemoryStrategy;
   /** The document collections the turn searches before its first model call. Absent when the action links none. */
   collections?: RetrievalCollection[];

@@ -114,6 +114,11 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       args: list(2000),
       llmSchemaInput: ref('domainSchemas', 32),
       llmSchemaOutput: ref('domainSchemas', 32),
+      /**
+       * The server's tools that wait for approval, by their MCP name; `*`: every one of them.
+       * Frozen into each new conversation's tool definitions (approval: always).
+       */
+      requireApproval: list(128, 200),
     },
     { secrets: 'mcpClient' },
   ),

@@ -180,6 +180,7 @@ export class SnapshotResolver {
       ]),
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
+      ...mcpApprovalsOf(mcpClients),
       memory: memoryOf(memory),
       ...(collections.length > 0 ? { collections } : {}),
       ...(advisors.length > 0 ? { advisors } : {}),
@@ -361,4 +362,12 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** The MCP clients whose tools need approval, with the tool names (or `*`); nothing when none does. */
+function mcpApprovalsOf(clients: Row[]): { mcpApprovals?: Record<string, string[]> } {
+  const entries = clients
+    .map((c) => [c.name as string, (c.requireApproval as string[] | null) ?? []] as const)
+    .filter(([, names]) => names.length > 0);
+  return entries.length > 0 ? { mcpApprovals: Object.fromEntries(entries) } : {};
 }
