@@ -10,10 +10,11 @@ import { Knowledge1732200011000 } from './1732200011000-knowledge';
 import { CollectionEmbeddingModel1732200011500 } from './1732200011500-collection-embedding-model';
 import { DocumentIngestion1732200012000 } from './1732200012000-document-ingestion';
 import { Retrieval1732200013000 } from './1732200013000-retrieval';
-import { StructuredOutput1732200020000 } from './1732200020000-structured-output';
 import { LongTermMemory1732200014000 } from './1732200014000-long-term-memory';
 import { ConfigurationStop1732200016000 } from './1732200016000-configuration-stop';
 import { ActionDefaultModel1732200017000 } from './1732200017000-action-default-model';
+import { Approvals1732200019000 } from './1732200019000-approvals';
+import { StructuredOutput1732200020000 } from './1732200020000-structured-output';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -35,5 +36,6 @@ export const migrations = [
   LongTermMemory1732200014000,
   ConfigurationStop1732200016000,
   ActionDefaultModel1732200017000,
+  Approvals1732200019000,
   StructuredOutput1732200020000,
 ];

@@ -105,7 +105,8 @@ describe('advisors around the model call', () => {
     await send(id, 'Where is my parcel?');
     const logged = lines.filter((l) => l.includes(`advisor LOG: conversation ${id}`)).map((l) => JSON.parse(l).msg);
     expect(logged).toEqual([
-      expect.stringMatching(/turn 1 call 1 request to sim-chat: 2 messages \(\d+ characters\), 0 tools$/),
+      // The one tool is AskUserQuestion, which every action is offered unless it opts out.
+      expect.stringMatching(/turn 1 call 1 request to sim-chat: 2 messages \(\d+ characters\), 1 tools$/),
       expect.stringMatching(/turn 1 call 1 reply from .*: ST, 29 characters, 0 tool calls, \d+\+\d+ tokens in \d+ ms$/),
     ]);
     expect(lines.join('')).not.toContain('Where is my parcel?');

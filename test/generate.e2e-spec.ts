@@ -89,6 +89,8 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
       MCP_PROXY_URL: `http://127.0.0.1:${port}/mcp`,
       LLM_RETRY_DELAY_MS: '5',
       LLM_CALL_TIMEOUT_MS: '700',
+      // Small, so a tool output over it needs no large reply from the simulator under load.
+      MAX_TOOL_OUTPUT_BYTES: '2000',
     });
     store = parley.app.get(EVENT_STORE);
   }, 60_000);
@@ -205,7 +207,7 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
   });
 
   it('answers 422 LLM_LIMIT_EXCEEDED when a tool returns more text than MAX_TOOL_OUTPUT_BYTES (seed 004 §9.3)', async () => {
-    const message = 'x'.repeat(70_000);
+    const message = 'x'.repeat(5_000);
     simulator.script([
       { when: { toolResult: { name: 'mcp-proxy__echo' } }, reply: { text: 'Too late.' } },
       { reply: { toolCalls: [{ name: 'mcp-proxy__echo', arguments: { message } }] } },
@@ -215,7 +217,7 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     expect(res.body).toEqual({
       error: {
         code: 'LLM_LIMIT_EXCEEDED',
-        message: "The output of tool 'mcp-proxy__echo' is over the limit of 65536 bytes.",
+        message: "The output of tool 'mcp-proxy__echo' is over the limit of 2000 bytes.",
       },
     });
     // The model never saw the cut output: one model call, the tool's, and the end.

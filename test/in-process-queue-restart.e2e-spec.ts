@@ -79,4 +79,32 @@ describe('the in-process queue across a restart', () => {
     await until(async () => (await failedEvent()) !== undefined, 15_000, 100);
     expect((await failedEvent())!.data).toMatchObject({ code: 'QUESTION_TIMEOUT' });
   }, 40_000);
+
+  it('rejects an approval asked before the restart as timed out: its timer is stored again, and the turn goes on', async () => {
+    const first = await startApp();
+    const catalog = testCatalog(simulator.url) as any;
+    catalog.configurations[0].toolApprovalTimeoutMs = 3000;
+    await first.app.get(CatalogService).apply(catalog, { dryRun: false });
+    simulator.script([
+      { when: { toolResult: { name: 'CANCEL_ORDER' } }, reply: { text: 'Not cancelled.' } },
+      { reply: { toolCalls: [{ name: 'CANCEL_ORDER', arguments: { orderId: 'Q-1' }, id: 'call_q1' }] } },
+    ]);
+    const id = (await first.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CANCEL' })).body
+      .conversationId as string;
+    const waiting = await first.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'cancel Q-1' });
+    expect(waiting.body).toMatchObject({ status: 'WA', pendingApprovals: [{ toolCallId: 'call_q1' }] });
+    await first.app.get(ProjectionsService).waitForPosition(waiting.body.position, 10_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    await first.app.close();
+    apps.length = 0;
+
+    const second = await startApp();
+    const store = second.app.get<EventStore>(EVENT_STORE);
+    const typed = async (type: string) => (await store.readStream(`conversation-${id}`)).filter((e) => e.type === type);
+    await until(async () => (await typed('ConversationCompleted')).length > 0, 15_000, 100);
+    expect((await typed('ToolCallRejected')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ toolCallId: 'call_q1', code: 'APPROVAL_TIMEOUT' }),
+    ]);
+    expect((await typed('ConversationCompleted'))[0].data).toMatchObject({ reply: 'Not cancelled.' });
+  }, 40_000);
 });

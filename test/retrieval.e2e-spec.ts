@@ -53,8 +53,9 @@ function retrievalCatalog(simUrl: string) {
       action('RAG', { documents: ['FAQ'] }),
       action('RAG1', { documents: ['TOP1'] }),
       action('RAGS', { documents: ['STRICT'] }),
-      action('RAGT', { documents: ['FAQ'], llmConfiguration: 'TGHT' }),
-      action('RAGW', { documents: ['FAQ'], llmModel: 'SIM-SMALL' }),
+      // The tight budgets leave no room for AskUserQuestion's schema: these two opt out of it.
+      action('RAGT', { documents: ['FAQ'], llmConfiguration: 'TGHT', askUserQuestion: false }),
+      action('RAGW', { documents: ['FAQ'], llmModel: 'SIM-SMALL', askUserQuestion: false }),
       action('RAG2', { documents: ['TOP1', 'STRICT'] }),
     ],
   };

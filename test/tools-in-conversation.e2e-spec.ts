@@ -93,8 +93,8 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
 
     const res = await send(id, 'book me a slot');
     expect(res.body).toMatchObject({ status: 'CO', reply: 'Booked for Monday.' });
-    expect(offered(0)).toEqual(['BOOK_MON', 'BOOK_TUE']);
-    expect(offered(1)).toEqual([]);
+    expect(offered(0)).toEqual(['AskUserQuestion', 'BOOK_MON', 'BOOK_TUE']);
+    expect(offered(1)).toEqual(['AskUserQuestion']);
     const [completed] = await dataOf(id, 'ToolCallCompleted');
     expect(JSON.parse(completed.output)).toMatchObject({ orderId: 'S-1', status: 'shipped' });
     const [refused] = await dataOf(id, 'ToolCallFailed');
@@ -209,8 +209,8 @@ describe('tools inside a conversation: repositories, progressive disclosure, met
     const res = await send(id, 'can I get a refund for R-1?');
     expect(res.body).toMatchObject({ status: 'CO', reply: 'R-1 can be refunded.' });
 
-    expect(offered(0)).toEqual(['use_skill_REFUNDS']);
-    expect(offered(1)).toEqual(['use_skill_REFUNDS', 'REFUND_CHECK']);
+    expect(offered(0)).toEqual(['use_skill_REFUNDS', 'AskUserQuestion']);
+    expect(offered(1)).toEqual(['use_skill_REFUNDS', 'AskUserQuestion', 'REFUND_CHECK']);
     const [disclosed] = await dataOf(id, 'SkillDisclosed');
     expect(disclosed).toMatchObject({ skillCode: 'REFUNDS', tools: [{ name: 'REFUND_CHECK', kind: 'in_process' }] });
     const completed = await dataOf(id, 'ToolCallCompleted');

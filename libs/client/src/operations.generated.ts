@@ -61,6 +61,7 @@ export interface CommandInputs {
     metadata?: {
       [key: string]: unknown;
     };
+    autoConfirm?: boolean;
   };
   /** Send a message (with attachments) and run a turn */
   sendMessage: {

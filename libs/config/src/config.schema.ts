@@ -356,6 +356,9 @@ export const envSchema = z.object({
   QUESTION_TIMEOUT_MS: int(300_000, 1000).describe(
     'How long a question the model asks may wait for its answer; then the turn fails with `QUESTION_TIMEOUT`. A configuration may override it.',
   ),
+  TOOL_APPROVAL_TIMEOUT_MS: int(300_000, 1000).describe(
+    "How long a tool call that needs approval waits for one (seed 001's tool_approval_timeout_ms); then it is rejected as timed out and the turn goes on. A configuration may override it.",
+  ),
   STUCK_AFTER_MS: int(600_000, 1000).describe(
     'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
   ),

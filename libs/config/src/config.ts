@@ -146,6 +146,7 @@ function toConfig(env: Env) {
       maxToolOutputBytes: env.MAX_TOOL_OUTPUT_BYTES,
       toolCallTimeoutMs: env.TOOL_CALL_TIMEOUT_MS,
       questionTimeoutMs: env.QUESTION_TIMEOUT_MS,
+      toolApprovalTimeoutMs: env.TOOL_APPROVAL_TIMEOUT_MS,
       stuckAfterMs: env.STUCK_AFTER_MS,
       /** How often a command waiting for a turn run elsewhere reads the stream when no announcement came. */
       waitPollMs: env.TURN_WAIT_POLL_MS,

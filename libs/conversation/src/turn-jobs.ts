@@ -15,6 +15,7 @@ export interface TurnJob {
 
 export type TimerJob =
   | { kind: 'question-expiry'; conversationId: string; toolCallId: string }
+  | { kind: 'approval-expiry'; conversationId: string; toolCallId: string }
   | { kind: 'remote-deadline'; conversationId: string; toolCallId: string }
   | { kind: 'watchdog'; conversationId: string; turnNo: number; revision: string };
 

@@ -88,6 +88,11 @@ export interface TurnLimits {
   turnTimeoutMs: number;
   maxToolOutputBytes: number;
   questionTimeoutMs: number;
+  /**
+   * How long a call that needs approval waits before it is rejected as timed out (seed 001's
+   * tool_approval_timeout_ms). Absent in snapshots recorded before it existed: no expiry.
+   */
+  approvalTimeoutMs?: number;
   /** Tool calls run per model reply; the rest are refused as data. Absent in snapshots recorded before it existed. */
   maxToolCallsPerReply?: number;
   /**
@@ -132,6 +137,11 @@ export interface ConversationSnapshot {
   disclosableSkills: DisclosableSkill[];
   /** Names of the catalog MCP clients whose tools the MCP pool lists at run time (the resolver always sets it). */
   mcpClients?: string[];
+  /**
+   * Per MCP client, the tools (their MCP names, `*` for all) that wait for approval: the ones the
+   * client lists at start are frozen into `tools` with approval `always`. Absent: none.
+   */
+  mcpApprovals?: Record<string, string[]>;
   memory: MemoryStrategy;
   /** The document collections the turn searches before its first model call. Absent when the action links none. */
   collections?: RetrievalCollection[];
@@ -143,6 +153,12 @@ export interface ConversationSnapshot {
   longTermMemory?: LongTermMemorySettings;
   /** The action's output schema: the turn's final reply must match it. Absent: free text. */
   outputSchema?: OutputSchema;
+  /**
+   * Seed 001's auto_confirm: tools that need approval run without waiting for one (each call is
+   * recorded as approved by 'auto'). Set by the action's autoConfirm or the start's autoConfirm;
+   * absent: false, calls wait for a human.
+   */
+  autoConfirm?: true;
 }
 
 /** The four scopes of long-term memory, in the order recall prefers them. */

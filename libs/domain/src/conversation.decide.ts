@@ -275,6 +275,7 @@ const SYSTEM_COMMAND_TYPES: Record<SystemCommand['type'], true> = {
   CompleteRemoteTool: true,
   ExpireRemoteTool: true,
   ExpireQuestion: true,
+  ExpireApproval: true,
   MarkStuck: true,
 };
 

@@ -154,12 +154,28 @@ export type ToolCallFailed = Event<
 >;
 export type ToolCallApprovalRequested = Event<
   'ToolCallApprovalRequested',
-  { turnNo: number; toolCallId: string; name: string; arguments: string }
+  {
+    turnNo: number;
+    toolCallId: string;
+    name: string;
+    arguments: string;
+    /** When the call is rejected as timed out (tool_approval_timeout_ms); absent: it waits for ever. */
+    expiresAt?: string;
+  }
 >;
-export type ToolCallApproved = Event<'ToolCallApproved', { toolCallId: string }>;
+/** `by: 'auto'`: approved without a human, by the conversation's auto_confirm (seed 001). */
+export type ToolCallApproved = Event<'ToolCallApproved', { toolCallId: string; by?: 'auto' }>;
 export type ToolCallRejected = Event<
   'ToolCallRejected',
-  { turnNo: number; sequence: number; toolCallId: string; name: string; reason: string | null }
+  {
+    turnNo: number;
+    sequence: number;
+    toolCallId: string;
+    name: string;
+    reason: string | null;
+    /** `APPROVAL_TIMEOUT`: nobody approved or rejected it within tool_approval_timeout_ms. */
+    code?: 'APPROVAL_TIMEOUT';
+  }
 >;
 export type QuestionAsked = Event<
   'QuestionAsked',

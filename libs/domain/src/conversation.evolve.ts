@@ -134,8 +134,15 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
         ...t,
         consecutiveToolFailures: t.consecutiveToolFailures + (event.data.refused ? 0 : 1),
       }));
-    case 'ToolCallApprovalRequested':
-      return setToolStatus(c, event.data.toolCallId, 'awaiting_approval');
+    case 'ToolCallApprovalRequested': {
+      const { toolCallId, expiresAt } = event.data;
+      const waiting = setToolStatus(c, toolCallId, 'awaiting_approval');
+      if (!expiresAt) return waiting;
+      return onTurn(waiting, (t) => ({
+        ...t,
+        toolCalls: t.toolCalls.map((tc) => (tc.id === toolCallId ? { ...tc, approvalExpiresAt: expiresAt } : tc)),
+      }));
+    }
     case 'ToolCallApproved':
       return setToolStatus(c, event.data.toolCallId, 'approved');
     case 'ToolCallRejected':

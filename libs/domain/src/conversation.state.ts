@@ -51,6 +51,8 @@ export interface TurnToolCall extends ToolCallRef {
   status: ToolCallStatus;
   /** Set once the call was published to a remote tool. */
   remote?: RemoteCall;
+  /** While it awaits approval: when it is rejected as timed out (tool_approval_timeout_ms). */
+  approvalExpiresAt?: string;
 }
 
 export interface PendingQuestion {

@@ -22,7 +22,12 @@ export function transcriptEntryOf(event: ConversationEvent): TranscriptEntry | n
     case 'ToolCallFailed':
       return toolEntry(event.data, toolErrorText(event.data.code, event.data.message));
     case 'ToolCallRejected':
-      return toolEntry(event.data, `${rejection(event.data.reason)} Do not retry it unless asked.`);
+      return toolEntry(
+        event.data,
+        event.data.code === 'APPROVAL_TIMEOUT'
+          ? 'The tool call was not approved in time (it timed out) and was not run. Do not retry it unless asked.'
+          : `${rejection(event.data.reason)} Do not retry it unless asked.`,
+      );
     case 'AnswersSubmitted':
       return toolEntry(event.data, JSON.stringify({ answers: event.data.answers }));
     case 'OutputValidated':

@@ -130,6 +130,9 @@ export type CompleteRemoteTool = System<'CompleteRemoteTool', { correlationId: s
 /** A remote call's deadline timer fired. */
 export type ExpireRemoteTool = System<'ExpireRemoteTool', { toolCallId: string }>;
 
+/** A call's approval timer fired (tool_approval_timeout_ms). */
+export type ExpireApproval = System<'ExpireApproval', { toolCallId: string }>;
+
 /** The question's expiry timer fired. */
 export type ExpireQuestion = System<'ExpireQuestion', { toolCallId: string }>;
 
@@ -155,6 +158,7 @@ export type SystemCommand =
   | CompleteRemoteTool
   | ExpireRemoteTool
   | ExpireQuestion
+  | ExpireApproval
   | MarkStuck;
 
 /** A system command as its sender writes it: the meta (time, actor) is stamped when it is decided. */

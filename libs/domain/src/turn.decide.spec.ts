@@ -437,6 +437,60 @@ describe('the decider on the timers’ commands', () => {
     });
   });
 
+  describe('ExpireApproval', () => {
+    const requested = (id: string): ConversationEvent => ({
+      type: 'ToolCallApprovalRequested',
+      data: { turnNo: 1, toolCallId: id, name: 'delete_order', arguments: '{}', expiresAt: '2026-01-01T00:01:00.000Z' },
+    });
+    const awaiting: ConversationEvent[] = [...started(), ...replied(2, [call('d', 'delete_order')]), requested('d')];
+    const expire = (id: string, ms: number) =>
+      ({ type: 'ExpireApproval', data: { toolCallId: id }, meta: at(ms) }) as const;
+
+    it('rejects the call as APPROVAL_TIMEOUT past its expiry, and resumes the turn with that result', () => {
+      spec
+        .given(awaiting)
+        .when(expire('d', 60_000))
+        .then([
+          {
+            type: 'ToolCallRejected',
+            data: {
+              turnNo: 1,
+              sequence: 3,
+              toolCallId: 'd',
+              name: 'delete_order',
+              reason: 'No approval came in time.',
+              code: 'APPROVAL_TIMEOUT',
+            },
+          },
+          { type: 'TurnResumed', data: { turnNo: 1, reason: 'approval' } },
+        ]);
+    });
+
+    it('keeps the turn waiting while another call still awaits approval', () => {
+      const two: ConversationEvent[] = [
+        ...started(),
+        ...replied(2, [call('d', 'delete_order'), call('e', 'delete_order')]),
+        requested('d'),
+        requested('e'),
+      ];
+      const events = conversationDecider.decide(expire('d', 60_000), fold(two));
+      expect(events.map((e) => e.type)).toEqual(['ToolCallRejected']);
+    });
+
+    it('decides nothing before the expiry, for another call, or once the call was approved', () => {
+      spec.given(awaiting).when(expire('d', 59_999)).then([]);
+      spec.given(awaiting).when(expire('other', 99_999)).then([]);
+      spec
+        .given([
+          ...awaiting,
+          { type: 'ToolCallApproved', data: { toolCallId: 'd' } },
+          { type: 'TurnResumed', data: { turnNo: 1, reason: 'approval' } },
+        ])
+        .when(expire('d', 99_999))
+        .then([]);
+    });
+  });
+
   describe('MarkStuck', () => {
     const stuckAfterMs = 120_000;
 

@@ -1,7 +1,7 @@
 import { assertNever, DomainError } from '@parley/core';
 import type { ConversationEvent } from './conversation.events';
 import { fold } from './conversation.evolve';
-import { availableTools, type ConversationState, type TurnToolCall } from './conversation.state';
+import { availableTools, pendingApprovals, type ConversationState, type TurnToolCall } from './conversation.state';
 import { autoRecalled, memoryToolOutcome } from './long-term-memory';
 import { memorySummarized } from './memory';
 import { remoteCompleted, remoteExpired, remoteInvoked } from './remote-tools';
@@ -40,6 +40,8 @@ export function decideTurn(command: SystemCommand, state: ConversationState): Co
         },
       ];
     }
+    case 'ExpireApproval':
+      return approvalExpired(state, command.data.toolCallId, now);
     case 'CompleteRemoteTool':
       return remoteCompleted(state, command);
     case 'ExpireRemoteTool':
@@ -55,8 +57,38 @@ export function decideTurn(command: SystemCommand, state: ConversationState): Co
   }
 }
 
+/**
+ * A call still awaiting approval past its expiry is rejected as timed out (seed 001's
+ * tool_approval_timeout_ms), and the turn goes on with that result once nothing else waits.
+ */
+function approvalExpired(state: ConversationState, toolCallId: string, now: number): ConversationEvent[] {
+  if (state.status !== 'WA' || !state.turn) return [];
+  const waiting = pendingApprovals(state);
+  const call = waiting.find((t) => t.id === toolCallId);
+  if (!call?.approvalExpiresAt || Date.parse(call.approvalExpiresAt) > now) return [];
+  const turnNo = state.turn.no;
+  const clear = waiting.length === 1 && !state.pendingQuestion;
+  return [
+    {
+      type: 'ToolCallRejected',
+      data: {
+        turnNo,
+        sequence: nextSequence(state),
+        toolCallId,
+        name: call.name,
+        reason: 'No approval came in time.',
+        code: 'APPROVAL_TIMEOUT',
+      },
+    },
+    ...(clear ? [{ type: 'TurnResumed' as const, data: { turnNo, reason: 'approval' as const } }] : []),
+  ];
+}
+
 function decideWorker(
-  command: Exclude<SystemCommand, { type: 'ExpireQuestion' | 'MarkStuck' | 'CompleteRemoteTool' | 'ExpireRemoteTool' }>,
+  command: Exclude<
+    SystemCommand,
+    { type: 'ExpireQuestion' | 'ExpireApproval' | 'MarkStuck' | 'CompleteRemoteTool' | 'ExpireRemoteTool' }
+  >,
   c: RunningTurn,
 ): ConversationEvent[] {
   const turnNo = c.turn.no;

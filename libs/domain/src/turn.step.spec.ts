@@ -215,6 +215,32 @@ describe('nextTurnStep: what a running turn does next', () => {
       expect(step(events)).toMatchObject({ kind: 'run_tool', call: { id: 'd', status: 'approved' } });
     });
 
+    it('gives each approval asked for its expiry when the snapshot has an approval timeout', () => {
+      const events = [
+        ...started({ limits: limits({ approvalTimeoutMs: 60_000 }) }),
+        ...replied(2, [call('d', 'delete_order')]),
+      ];
+      expect(recorded(events, 5_000)).toEqual([
+        {
+          type: 'ToolCallApprovalRequested',
+          data: {
+            turnNo: 1,
+            toolCallId: 'd',
+            name: 'delete_order',
+            arguments: '{}',
+            expiresAt: new Date(T0 + 65_000).toISOString(),
+          },
+        },
+      ]);
+    });
+
+    it('approves a call by itself under auto_confirm, recording it as auto, then runs it', () => {
+      const events = [...started({ autoConfirm: true }), ...replied(2, [call('d', 'delete_order')])];
+      const approved = recorded(events);
+      expect(approved).toEqual([{ type: 'ToolCallApproved', data: { toolCallId: 'd', by: 'auto' } }]);
+      expect(step([...events, ...approved])).toMatchObject({ kind: 'run_tool', call: { id: 'd', status: 'approved' } });
+    });
+
     it("asks the model's question, expiring after the question timeout", () => {
       const ask = call('q', 'AskUserQuestion', {
         questions: [{ key: 'size', question: 'Which size?', options: ['S', 'M'] }],

@@ -14,7 +14,7 @@ import {
   turnDeadline,
   type RunningTurn,
 } from './turn.rules';
-import { approvalsRequested, askQuestion, discloseSkill, toolFailed } from './turn.tools';
+import { approvalsRequested, askQuestion, autoApproved, discloseSkill, toolFailed } from './turn.tools';
 
 /** The model call the turn makes next: which call and attempt, and what bounds it. */
 export interface ModelCallPlan {
@@ -129,6 +129,7 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
         ),
       );
     if (tool.approval === 'always' && call.status === 'requested') {
+      if (c.snapshot.autoConfirm) return record(autoApproved(call));
       needApproval.push(call);
       continue;
     }
@@ -141,7 +142,7 @@ function toolStep(c: RunningTurn, calls: TurnToolCall[], now: number): TurnStep 
       deadline: turnDeadline(c),
     };
   }
-  return record(...approvalsRequested(c, needApproval));
+  return record(...approvalsRequested(c, needApproval, now));
 }
 
 function modelCallPlan(c: RunningTurn): ModelCallPlan {

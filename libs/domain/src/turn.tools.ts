@@ -120,11 +120,20 @@ export function discloseSkill(c: RunningTurn, call: TurnToolCall, tool: ToolDefi
   ];
 }
 
-export const approvalsRequested = (c: RunningTurn, calls: TurnToolCall[]): ConversationEvent[] =>
-  calls.map((call) => ({
+export const approvalsRequested = (c: RunningTurn, calls: TurnToolCall[], now: number): ConversationEvent[] => {
+  const timeoutMs = c.snapshot.limits.approvalTimeoutMs;
+  const expiresAt = timeoutMs === undefined ? {} : { expiresAt: new Date(now + timeoutMs).toISOString() };
+  return calls.map((call) => ({
     type: 'ToolCallApprovalRequested' as const,
-    data: { turnNo: c.turn.no, toolCallId: call.id, name: call.name, arguments: call.arguments },
+    data: { turnNo: c.turn.no, toolCallId: call.id, name: call.name, arguments: call.arguments, ...expiresAt },
   }));
+};
+
+/** A call that needs approval, approved by the conversation's auto_confirm instead of a human. */
+export const autoApproved = (call: TurnToolCall): ConversationEvent => ({
+  type: 'ToolCallApproved',
+  data: { toolCallId: call.id, by: 'auto' },
+});
 
 export const toolStarted = (c: RunningTurn, call: TurnToolCall, tool: ToolDefinition): ConversationEvent => ({
   type: 'ToolCallStarted',

@@ -38,10 +38,22 @@ export class RuntimeSnapshotSource implements SnapshotSource {
       ),
     );
     const names = new Set(snapshot.tools.map((t) => t.name));
-    return { ...snapshot, tools: [...snapshot.tools, ...listed.flat().filter((t) => !names.has(t.name))] };
+    const mcpTools = listed
+      .flat()
+      .filter((t) => !names.has(t.name))
+      .map((t) => withApproval(t, snapshot.mcpApprovals));
+    return { ...snapshot, tools: [...snapshot.tools, ...mcpTools] };
   }
 
   resolveTools(toolCodes: string[], caller: { subject: string; roles: readonly string[] }): Promise<ToolDefinition[]> {
     return this.resolver.resolveTools(toolCodes, caller);
   }
+}
+
+/** An MCP tool its client's requireApproval names (or `*`) waits for approval. */
+function withApproval(tool: ToolDefinition, approvals: Record<string, string[]> | undefined): ToolDefinition {
+  const slash = tool.ref.indexOf('/');
+  const names = approvals?.[tool.ref.slice(0, slash)] ?? [];
+  const name = tool.ref.slice(slash + 1);
+  return names.includes('*') || names.includes(name) ? { ...tool, approval: 'always' } : tool;
 }

@@ -14,7 +14,8 @@ const pausedWhileWaiting = (state: ConversationState, toolCallId: string): boole
 
 /**
  * The delayed jobs of a conversation, each a question for the decider: a question left
- * unanswered past its expiry fails the turn (ExpireQuestion); a remote tool call unanswered by
+ * unanswered past its expiry fails the turn (ExpireQuestion); a call awaiting approval past its
+ * expiry is rejected as timed out and the turn goes on (ExpireApproval); a remote tool call unanswered by
  * its deadline fails as TIMEOUT and the turn goes on (ExpireRemoteTool), or, its conversation
  * paused, is looked at again until it is resumed; a running turn with no new event
  * for STUCK_AFTER_MS is marked stuck (MarkStuck), and one that is still moving is looked at
@@ -35,9 +36,11 @@ export class TimerRunner {
     const events = decide(
       job.kind === 'question-expiry'
         ? { type: 'ExpireQuestion', data: { toolCallId: job.toolCallId }, meta }
-        : job.kind === 'remote-deadline'
-          ? { type: 'ExpireRemoteTool', data: { toolCallId: job.toolCallId }, meta }
-          : { type: 'MarkStuck', data: { turnNo: job.turnNo, stuckAfterMs: this.config.turn.stuckAfterMs }, meta },
+        : job.kind === 'approval-expiry'
+          ? { type: 'ExpireApproval', data: { toolCallId: job.toolCallId }, meta }
+          : job.kind === 'remote-deadline'
+            ? { type: 'ExpireRemoteTool', data: { toolCallId: job.toolCallId }, meta }
+            : { type: 'MarkStuck', data: { turnNo: job.turnNo, stuckAfterMs: this.config.turn.stuckAfterMs }, meta },
       loaded.state,
     );
     if (events.length === 0) {

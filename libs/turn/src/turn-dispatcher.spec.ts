@@ -69,6 +69,26 @@ describe('stillOpen', () => {
       expect(typesOf(stillOpen([event('a', 'TurnStarted', { turnNo: 1 }), event('a', end)]))).toEqual({});
   });
 
+  it('keeps the timer of each approval still awaited, and drops it once decided or the turn resumed', () => {
+    const asked = (id: string) =>
+      event('a', 'ToolCallApprovalRequested', { toolCallId: id, expiresAt: '2026-01-01T00:05:00.000Z' });
+    const open = stillOpen([event('a', 'TurnStarted', { turnNo: 1 }), asked('x'), asked('y')]);
+    expect(open.get('a')!.map((e) => (e.data as { toolCallId: string }).toolCallId)).toEqual(['x', 'y']);
+    expect(typesOf(stillOpen([asked('x'), asked('y'), event('a', 'ToolCallApproved', { toolCallId: 'x' })]))).toEqual({
+      a: ['ToolCallApprovalRequested'],
+    });
+    expect(
+      typesOf(
+        stillOpen([
+          asked('x'),
+          event('a', 'ToolCallRejected', { toolCallId: 'x' }),
+          event('a', 'TurnResumed', { turnNo: 1 }),
+        ]),
+      ),
+    ).toEqual({ a: ['TurnResumed'] });
+    expect(typesOf(stillOpen([asked('x'), event('a', 'ConversationKilled')]))).toEqual({});
+  });
+
   it('keeps only the newest turn start of a conversation, and a question the pause left pending', () => {
     const open = stillOpen([
       event('a', 'QuestionAsked', { toolCallId: 'q' }),

@@ -43,7 +43,13 @@ const ENDS_QUESTION = new Set([
   'ConversationKilled',
 ]);
 
-const WATCHED = [...new Set([...STARTS, ...TURN_ENDING_EVENTS, ...ENDS_QUESTION])];
+/** An approval request's timer (tool_approval_timeout_ms) and the events that decide the call. */
+const APPROVAL = 'ToolCallApprovalRequested';
+const DECIDES_APPROVAL = new Set(['ToolCallApproved', 'ToolCallRejected']);
+/** Events after which no call of the turn awaits approval any more. */
+const ENDS_APPROVALS = new Set(['TurnResumed', 'ConversationFailed', 'ConversationTerminated', 'ConversationKilled']);
+
+const WATCHED = [...new Set([...STARTS, ...TURN_ENDING_EVENTS, ...ENDS_QUESTION, APPROVAL, ...DECIDES_APPROVAL])];
 
 /**
  * The safety net of turn scheduling (the write path's dispatcher): a checkpointed subscription
@@ -162,19 +168,30 @@ export class TurnDispatcher implements OnApplicationBootstrap, BeforeApplication
  * turn resumed later has a job of its own.
  */
 export function stillOpen(events: RecordedEvent[]): Map<string, RecordedEvent[]> {
-  const open = new Map<string, { turn?: RecordedEvent; question?: RecordedEvent }>();
+  const open = new Map<
+    string,
+    { turn?: RecordedEvent; question?: RecordedEvent; approvals?: Map<string, RecordedEvent> }
+  >();
   for (const event of events) {
     const id = conversationIdOf(event.streamId);
     const o = open.get(id) ?? {};
     if (endsTurn(event.type)) o.turn = undefined;
     if (ENDS_QUESTION.has(event.type)) o.question = undefined;
-    if (WAITS.has(event.type)) o.question = event;
+    // A resumed turn has nothing left to approve; an ended one never will.
+    if (ENDS_APPROVALS.has(event.type)) o.approvals = undefined;
+    const { toolCallId = '', expiresAt } = (event.data ?? {}) as { toolCallId?: string; expiresAt?: string };
+    if (event.type === APPROVAL) {
+      if (expiresAt) (o.approvals ??= new Map()).set(toolCallId, event);
+    } else if (DECIDES_APPROVAL.has(event.type)) o.approvals?.delete(toolCallId);
+    else if (WAITS.has(event.type)) o.question = event;
     else if (STARTS.has(event.type)) o.turn = event;
     open.set(id, o);
   }
   const due = new Map<string, RecordedEvent[]>();
   for (const [id, o] of open) {
-    const started = [o.turn, o.question].filter((e): e is RecordedEvent => e !== undefined);
+    const started = [o.turn, o.question, ...(o.approvals?.values() ?? [])].filter(
+      (e): e is RecordedEvent => e !== undefined,
+    );
     if (started.length > 0) due.set(id, started);
   }
   return due;

@@ -187,6 +187,12 @@ function urlProblems(path: string, value: unknown): FieldProblem[] {
 }
 
 function mcpProblems(path: string, values: Row): FieldProblem[] {
+  const approvals = (values.requireApproval as string[] | undefined) ?? [];
+  const blank = approvals.findIndex((name) => name.trim() === '' || name !== name.trim());
+  if (blank >= 0)
+    return [
+      { path: `${path}.requireApproval[${blank}]`, message: "expected a tool name of the server, or '*' for all" },
+    ];
   if (values.mcpTransportType === 'ST') {
     return values.command ? [] : [{ path: `${path}.command`, message: 'required for the stdio (ST) transport' }];
   }

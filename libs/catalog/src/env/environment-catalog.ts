@@ -88,6 +88,8 @@ export function environmentBundle(config: Config): Record<string, unknown[]> | n
         llmConfiguration: 'GENR',
         llmMemoryStrategy: 'GENR',
         mcpClients: g.mcpProxyUrl ? [MCP_PROXY_CLIENT] : [],
+        // A one-shot call has nobody to ask: generate answers or fails, it never waits.
+        askUserQuestion: false,
       },
     ],
   };

@@ -114,6 +114,11 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       args: list(2000),
       llmSchemaInput: ref('domainSchemas', 32),
       llmSchemaOutput: ref('domainSchemas', 32),
+      /**
+       * The server's tools that wait for approval, by their MCP name; `*`: every one of them.
+       * Frozen into each new conversation's tool definitions (approval: always).
+       */
+      requireApproval: list(128, 200),
     },
     { secrets: 'mcpClient' },
   ),
@@ -152,6 +157,7 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     turnTimeoutMs: int(1000),
     maxToolOutputBytes: int(256),
     questionTimeoutMs: int(1000),
+    toolApprovalTimeoutMs: int(1000),
   }),
   entity(
     'providers',
@@ -227,7 +233,10 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
       llmPersona: ref('personas', 8),
       llmMemoryStrategy: ref('memoryStrategies', 4),
       llmActionPrompt: text(),
-      askUserQuestion: bool(false),
+      /** The AskUserQuestion tool is offered unless the action opts out (seed 000). */
+      askUserQuestion: bool(true),
+      /** Seed 001's auto_confirm: tools that need approval run without waiting for one. */
+      autoConfirm: bool(false),
       longTermMemory: bool(false),
       autoRecall: bool(false),
     },

@@ -94,7 +94,7 @@ describe('SnapshotResolver', () => {
     ).toBe(true);
     expect(snapshot.limits.maxToolRounds).toBe(4);
     expect(snapshot.memory).toEqual({ kind: 'NONE' });
-    expect(snapshot.tools).toEqual([]);
+    expect(snapshot.tools.map((tool) => tool.name)).toEqual(['AskUserQuestion']);
   });
 
   it('never contains a key, while the credentials source hands it to the LLM adapter', async () => {
@@ -150,6 +150,7 @@ describe('SnapshotResolver', () => {
     try {
       const snapshot = await resolver.resolve('HELPDESK', 'LTM');
       expect(snapshot.tools.map((tool) => [tool.name, tool.kind, tool.idempotent])).toEqual([
+        ['AskUserQuestion', 'ask_user_question', false],
         ['remember', 'memory', true],
         ['recall', 'memory', true],
       ]);
@@ -172,6 +173,20 @@ describe('SnapshotResolver', () => {
     } finally {
       await service.remove('actions', 'LTM');
       await service.remove('models', 'SIM-EMBED');
+    }
+  });
+
+  it('offers AskUserQuestion to every action unless the action opts out', async () => {
+    const service = new CatalogService(t.dataSource, testCipher());
+    await service.apply(
+      { actions: [{ code: 'QUIET', description: 'Never asks', llmModel: 'SIM-CHAT', askUserQuestion: false }] },
+      { dryRun: false },
+    );
+    try {
+      expect((await resolver.resolve('HELPDESK', 'QUIET')).tools).toEqual([]);
+      expect((await resolver.resolve('HELPDESK', 'CHAT')).tools.map((tool) => tool.name)).toContain('AskUserQuestion');
+    } finally {
+      await service.remove('actions', 'QUIET');
     }
   });
 

@@ -182,6 +182,7 @@ export class SnapshotResolver {
       ]),
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
+      ...mcpApprovalsOf(mcpClients),
       memory: memoryOf(memory),
       ...(collections.length > 0 ? { collections } : {}),
       ...(advisors.length > 0 ? { advisors } : {}),
@@ -192,6 +193,7 @@ export class SnapshotResolver {
       },
       ...(longTermMemory ? { longTermMemory } : {}),
       ...(outputSchema ? { outputSchema: outputSchemaOf(outputSchema, options.responseFormat) } : {}),
+      ...(action.autoConfirm ? { autoConfirm: true as const } : {}),
     };
     return deepFreeze(snapshot);
   }
@@ -317,6 +319,7 @@ export class SnapshotResolver {
       turnTimeoutMs: pick('turnTimeoutMs', turn.timeoutMs),
       maxToolOutputBytes: pick('maxToolOutputBytes', turn.maxToolOutputBytes),
       questionTimeoutMs: pick('questionTimeoutMs', turn.questionTimeoutMs),
+      approvalTimeoutMs: pick('toolApprovalTimeoutMs', turn.toolApprovalTimeoutMs),
       maxToolCallsPerReply: turn.maxToolCallsPerReply,
     };
   }
@@ -362,4 +365,12 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** The MCP clients whose tools need approval, with the tool names (or `*`); nothing when none does. */
+function mcpApprovalsOf(clients: Row[]): { mcpApprovals?: Record<string, string[]> } {
+  const entries = clients
+    .map((c) => [c.name as string, (c.requireApproval as string[] | null) ?? []] as const)
+    .filter(([, names]) => names.length > 0);
+  return entries.length > 0 ? { mcpApprovals: Object.fromEntries(entries) } : {};
 }

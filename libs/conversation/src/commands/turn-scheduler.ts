@@ -7,7 +7,7 @@ import { TIMER_QUEUE, TURN_QUEUE, turnJobId, type TimerJob, type TurnJob } from 
 
 /**
  * The durable reactions to appended events: a started or resumed turn gets a turn job; a
- * question gets its expiry timer, a remote tool call its deadline timer. The turn's stuck watchdog is stored by the run that works on
+ * question gets its expiry timer, a call awaiting approval its approval timer, a remote tool call its deadline timer. The turn's stuck watchdog is stored by the run that works on
  * it (`watchdog`). Job ids make re-scheduling harmless.
  */
 @Injectable()
@@ -56,6 +56,15 @@ export class TurnScheduler {
         TIMER_QUEUE,
         `expire:${conversationId}:${event.data.toolCallId}`,
         { kind: 'question-expiry', conversationId, toolCallId: event.data.toolCallId },
+        { delayMs },
+      );
+    }
+    if (event.type === 'ToolCallApprovalRequested' && event.data.expiresAt) {
+      const delayMs = Math.max(0, Date.parse(event.data.expiresAt) - Date.now());
+      await this.jobs.enqueue<TimerJob>(
+        TIMER_QUEUE,
+        `approval:${conversationId}:${event.data.toolCallId}`,
+        { kind: 'approval-expiry', conversationId, toolCallId: event.data.toolCallId },
         { delayMs },
       );
     }

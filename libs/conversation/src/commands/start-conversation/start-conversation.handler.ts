@@ -21,6 +21,8 @@ export const startConversationInput = z.strictObject({
     .refine((id) => id[14] !== '5', { message: 'expected a UUID of another version than 5 (derived ids)' })
     .optional(),
   metadata: z.record(z.string(), z.unknown()).default({}),
+  /** Seed 001's auto_confirm for this conversation: tools that need approval run without waiting. */
+  autoConfirm: z.boolean().optional(),
 });
 
 /** Namespace for conversation ids derived from an idempotency key (a retried start finds the same id). */
@@ -44,7 +46,8 @@ export class StartConversationHandler {
       input.conversationId ??
       (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());
     requireRoles(ctx.caller, ['client', 'admin']);
-    const snapshot = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
+    const resolved = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
+    const snapshot = input.autoConfirm ? { ...resolved, autoConfirm: true as const } : resolved;
     const done = await this.runner.execute(conversationId, ctx, { type: 'StartConversation', ...input }, (meta) => ({
       type: 'StartConversation',
       data: {
