@@ -5,9 +5,16 @@ import { PgvectorVectorStore } from './pgvector.vector-store';
 
 const DIMENSIONS = 16;
 
-/** A unit vector leaning towards axis `i % DIMENSIONS`, a little different for each i. */
+/** A unit vector of seeded pseudo-random components: spread out, as an HNSW graph needs (clusters can leave it disconnected). */
 function vectorOf(i: number): number[] {
-  const v = Array.from({ length: DIMENSIONS }, (_, d) => (d === i % DIMENSIONS ? 1 : ((i * 7 + d * 13) % 17) / 170));
+  let a = (i + 1) * 2654435761;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  };
+  const v = Array.from({ length: DIMENSIONS }, next);
   const norm = Math.hypot(...v);
   return v.map((x) => x / norm);
 }
@@ -50,13 +57,13 @@ describe('PgvectorVectorStore on PGlite: the HNSW index serves searches', () => 
     // Before any statistics a search would sort every row of the collection.
     for (let i = 0; i < 3000; i += 250) await store.upsert(Array.from({ length: 250 }, (_, j) => chunk(i + j)));
     expect(await plan()).toContain(`Index Scan using ${store.table}_hnsw`);
-    // The index is approximate and these vectors crowd around sixteen axes, so which neighbours
-    // it returns is not asked here (the contract suite checks results); only that it answers.
+    // The index is approximate: which neighbours it returns is the contract suite's and the
+    // benchmark's business; here, that it answers from the collection, best first, near the query.
     const hits = await store.search({ collection: 'big', vector: vectorOf(3), topK: 4 });
     expect(hits).toHaveLength(4);
     const scores = hits.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
-    expect(scores[0]).toBeGreaterThan(0.9);
+    expect(scores[0]).toBeGreaterThan(0.6);
   });
 
   it('sets ef_search and the iterative scan for its own statement only', async () => {
