@@ -17,12 +17,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import OpenAI from 'openai';
 import { randomBytes } from 'node:crypto';
 import { ApiKeysService } from '../libs/auth/src';
-import { loadConfig } from '../libs/config/src';
 import { createLogger } from '../libs/observability/src';
 import { freePort, killProcess, startEverythingHttp } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
-import { createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
+import { benchConfig, createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -57,15 +56,9 @@ async function main(): Promise<void> {
   const mcpPort = await freePort();
   const everything = await startEverythingHttp('streamableHttp', mcpPort);
   const mcpUrl = `http://127.0.0.1:${mcpPort}/mcp`;
-  const config = loadConfig({
+  const config = benchConfig(ADMIN_KEY, {
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
     LLM_RUNTIME_URL: sim.url,
     DEFAULT_MODEL_NAME: 'sim-chat',

@@ -55,7 +55,7 @@ import { testCatalog } from '../test/support/test-catalog';
 import { BreakerRegistry } from '../libs/llm/src/breaker-registry';
 import { EmbeddingClient } from '../libs/llm/src/embedding-client';
 import { createScratchDatabase, simEmbedding } from '../libs/testing/src';
-import { createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
+import { benchConfig, createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
@@ -312,15 +312,9 @@ async function turns(): Promise<void> {
   const sim = await startSimulatorProcess();
   const embedded = RAG_STORES.includes('pgvector') ? await startEmbeddedPostgresForTest() : null;
   const adminKey = `pk_bench_${randomBytes(16).toString('hex')}`;
-  const config = loadConfig({
+  const config = benchConfig(adminKey, {
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    PARLEY_ADMIN_API_KEY: adminKey,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   try {

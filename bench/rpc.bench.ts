@@ -10,13 +10,13 @@ import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect, headers, type NatsConnection } from 'nats';
 import { AppModule } from '../apps/server/src/app.module';
-import { loadConfig } from '../libs/config/src';
 import { streamIdOf } from '../libs/domain/src';
 import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { ProjectionsService } from '../libs/read-models/src';
 import { conversationScript, createScratchDatabase, snapshotFixture, toAppend } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
+import { benchConfig } from './turn-bench-support';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
@@ -32,15 +32,9 @@ const rows: Row[] = [];
 
 async function main(): Promise<void> {
   const db = await createScratchDatabase('bench_rpc', ADMIN_URL);
-  const config = loadConfig({
+  const config = benchConfig(ADMIN_KEY, {
     DATABASE_URL: db.url,
     NATS_URL,
-    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
   });
   const app = await createHttpApp(
     AppModule.forRoot(config, { worker: false }),

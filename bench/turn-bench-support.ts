@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { fork } from 'node:child_process';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -7,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
+import { loadConfig, type Config } from '../libs/config/src';
 import { createScratchDatabase } from '../libs/testing/src';
 import type { ClientReply, ClientRequest } from './client-process';
 
@@ -348,4 +350,21 @@ export function postgresCpuMs(): number {
     }
   }
   return ticks * 10;
+}
+
+/**
+ * The config of a server a benchmark runs in its own process: a prefix and an encryption key of
+ * its own, the admin key its clients use, no logs, and no rate limit (every client of a benchmark
+ * comes from one address); `env` adds or overrides settings.
+ */
+export function benchConfig(adminKey: string, env: Record<string, string | undefined>): Config {
+  return loadConfig({
+    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    PARLEY_ADMIN_API_KEY: adminKey,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
+    ...env,
+  });
 }

@@ -16,7 +16,6 @@
  * of a turn with its p50 and p95, and its mean in the middle turns against the slowest tenth.
  */
 import 'reflect-metadata';
-import { loadConfig } from '../libs/config/src';
 import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { ApiKeysService } from '../libs/auth/src';
@@ -27,6 +26,7 @@ import { testCatalog } from '../test/support/test-catalog';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
+  benchConfig,
   clearTimelines,
   countStatements,
   createBenchDatabase,
@@ -69,15 +69,9 @@ async function main(): Promise<void> {
   const db = await createBenchDatabase();
   const sim = await startSimulatorProcess();
   let client: Awaited<ReturnType<typeof startClientProcess>> | undefined;
-  const config = loadConfig({
+  const config = benchConfig(ADMIN_KEY, {
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
