@@ -239,6 +239,9 @@ export const envSchema = z.object({
   EVENT_CHAIN_REQUIRE_KEYED: bool(false).describe(
     '`true`: `verify` refuses unkeyed events too, for stores keyed (`EVENT_CHAIN_KEY`) from their first event, where an unkeyed event can only be a rewrite.',
   ),
+  CONTENT_ENCRYPTION: bool(true).describe(
+    "`true`: each new conversation's content (messages, reasoning, tool arguments and results, answers, attachment URLs, summaries) is sealed in events and read models with its own data key, wrapped with `PARLEY_ENCRYPTION_KEY`, so that erasing it destroys the key. `false`: new conversations are stored in plaintext (erasure then only hides them).",
+  ),
   SUBSCRIPTION_POLL_MS: int(200, 10).describe(
     'How often projections and relays look for events that other processes appended (an append in their own process wakes them at once).',
   ),

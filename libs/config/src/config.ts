@@ -52,6 +52,8 @@ function toConfig(env: Env) {
       /** Keys the hash chain (HMAC-SHA256); null: plain sha-256. */
       chainKey: env.EVENT_CHAIN_KEY ?? null,
       requireKeyedChain: env.EVENT_CHAIN_REQUIRE_KEYED,
+      /** Seal conversation content with per-conversation data keys (crypto-shredding). */
+      contentEncryption: env.CONTENT_ENCRYPTION,
     },
     prefix: env.PARLEY_PREFIX,
     security: {

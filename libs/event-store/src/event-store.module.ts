@@ -1,8 +1,10 @@
 import { Global, Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { MetricsService } from '@parley/observability';
-import { PG_POOL } from '@parley/platform';
+import { PG_POOL, SecretCipher } from '@parley/platform';
 import type { Pool } from 'pg';
+import { ConversationKeys } from './content/conversation-keys';
+import { SealingEventStore } from './content/sealing-event-store';
 import { EVENT_STORE, type EventStore } from './event-store.port';
 import { parseChainKey, type ChainOptions } from './hash-chain';
 import { KurrentEventStore } from './kurrent/kurrent-event-store';
@@ -29,6 +31,15 @@ export function chainOptionsOf(config: Config): ChainOptions {
   return { key: chainKey ? parseChainKey(chainKey) : null, requireKeyed: requireKeyedChain };
 }
 
+/** Injection token for the conversations' data keys (ConversationKeys): erasure and key rotation use them. */
+export const CONVERSATION_KEYS = Symbol('parley.conversation-keys');
+
+/** The data keys of conversations, wrapped with PARLEY_ENCRYPTION_KEY (and readable with the previous keys). */
+export function conversationKeysOf(config: Config, pool: Pool): ConversationKeys {
+  const { encryptionKey, previousEncryptionKeys } = config.security;
+  return new ConversationKeys(pool, new SecretCipher(encryptionKey, previousEncryptionKeys));
+}
+
 @Global()
 @Module({})
 export class EventStoreModule {
@@ -37,20 +48,26 @@ export class EventStoreModule {
       module: EventStoreModule,
       providers: [
         {
+          provide: CONVERSATION_KEYS,
+          inject: [CONFIG, PG_POOL],
+          useFactory: (config: Config, pool: Pool) => conversationKeysOf(config, pool),
+        },
+        {
           provide: EVENT_STORE,
-          inject: [CONFIG, PG_POOL, { token: MetricsService, optional: true }],
-          useFactory: (config: Config, pool: Pool, metrics?: MetricsService): EventStore => {
+          inject: [CONFIG, PG_POOL, CONVERSATION_KEYS, { token: MetricsService, optional: true }],
+          useFactory: (config: Config, pool: Pool, keys: ConversationKeys, metrics?: MetricsService): EventStore => {
             const { kurrentUrl, maxEventBytes, pollMs } = config.eventStore;
             const chain = chainOptionsOf(config);
             const store = kurrentUrl
               ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs, chain })
               : new PostgresEventStore(pool, { maxEventBytes, pollMs, chain });
-            return metrics ? new MeteredEventStore(store, (ms) => metrics.recordEventStoreAppend(ms)) : store;
+            const metered = metrics ? new MeteredEventStore(store, (ms) => metrics.recordEventStoreAppend(ms)) : store;
+            return new SealingEventStore(metered, keys, { encrypt: config.eventStore.contentEncryption });
           },
         },
         EventStoreLifecycle,
       ],
-      exports: [EVENT_STORE],
+      exports: [EVENT_STORE, CONVERSATION_KEYS],
     };
   }
 }

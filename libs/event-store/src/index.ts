@@ -11,4 +11,8 @@ export { comparePositions, maxPosition, minPosition, parsePosition } from './pos
 export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
 export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore } from './postgres/postgres-event-store';
-export { chainOptionsOf, EventStoreModule } from './event-store.module';
+export { chainOptionsOf, CONVERSATION_KEYS, conversationKeysOf, EventStoreModule } from './event-store.module';
+export { ConversationKeys, type KeyState } from './content/conversation-keys';
+export { openContent, rawStoreOf, SealingEventStore } from './content/sealing-event-store';
+export { ERASED } from './content/content-cipher';
+export { CONTENT_FIELDS } from './content/content-fields';

@@ -13,3 +13,4 @@ export { BullMqJobQueue } from './queue/bullmq-job-queue';
 export { QueueModule } from './queue/queue.module';
 export { resolveDatabase } from './database/resolve-database';
 export { withLocalEncryptionKey } from './secrets/local-encryption-key';
+export { keyIdOf, MISSING_KEY_MESSAGE, parseKey, SecretCipher, type Sealed } from './secrets/secret-cipher';

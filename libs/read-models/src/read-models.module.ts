@@ -1,5 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { CONVERSATION_KEYS, EVENT_STORE, type ConversationKeys, type EventStore } from '@parley/event-store';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
 import { ProjectionsService } from './projections/projections.service';
@@ -33,8 +33,9 @@ export class ReadModelsModule {
       },
       {
         provide: ConversationQueries,
-        inject: [PG_POOL, ProjectionPositions],
-        useFactory: (pool: Pool, positions: ProjectionPositions) => new ConversationQueries(pool, positions),
+        inject: [PG_POOL, ProjectionPositions, { token: CONVERSATION_KEYS, optional: true }],
+        useFactory: (pool: Pool, positions: ProjectionPositions, keys?: ConversationKeys) =>
+          new ConversationQueries(pool, positions, keys ?? null),
       },
       {
         provide: UsageQueries,

@@ -6,6 +6,8 @@ import { DataSource } from 'typeorm';
 import { CatalogService } from '../apply/catalog.service';
 import { CATALOG_ENTITIES } from '../model/entity-schemas';
 import { rotateEncryptionKeys } from '../secrets/rotate-keys';
+import { ConversationKeys } from '@parley/event-store';
+import { createPgPool } from '@parley/platform';
 import { SecretCipher } from '../secrets/secret-cipher';
 
 /** `parley catalog apply <file> [--dry-run]` and `parley catalog rotate-key`. */
@@ -31,12 +33,19 @@ export function registerCatalogCommands(program: Command): void {
   catalog
     .command('rotate-key')
     .description(
-      'Re-encrypt every catalog secret with PARLEY_ENCRYPTION_KEY (old keys in PARLEY_PREVIOUS_ENCRYPTION_KEYS)',
+      'Re-encrypt every catalog secret and re-wrap every conversation data key with PARLEY_ENCRYPTION_KEY (old keys in PARLEY_PREVIOUS_ENCRYPTION_KEYS)',
     )
     .action(async () => {
-      await withCatalog(async (dataSource, cipher) => {
+      await withCatalog(async (dataSource, cipher, config) => {
         const rotated = await rotateEncryptionKeys(dataSource, cipher);
         for (const [table, n] of Object.entries(rotated)) process.stdout.write(`${table}: ${n} re-encrypted\n`);
+        const pool = createPgPool({ url: config.database.url as string, max: 1, applicationName: 'parley-cli' });
+        try {
+          const keys = await new ConversationKeys(pool, cipher).rotate();
+          process.stdout.write(`conversation_keys: ${keys} re-wrapped\n`);
+        } finally {
+          await pool.end();
+        }
       });
     });
 }

@@ -2,13 +2,14 @@ import type { Command } from 'commander';
 import { DEV_PRINCIPAL } from '@parley/auth';
 import { loadConfig } from '@parley/config';
 import { streamIdOf } from '@parley/domain';
-import { chainOptionsOf, PostgresEventStore } from '@parley/event-store';
+import { chainOptionsOf, conversationKeysOf, PostgresEventStore, SealingEventStore } from '@parley/event-store';
 import { createPgPool, resolveDatabase } from '@parley/platform';
 import { PROJECTIONS, projectionNamed } from '../projections/projections';
 import { rebuildProjections } from '../projections/rebuild';
 import { AuditQueries, eventView } from '../queries/audit-queries';
 
-async function withStore<T>(fn: (store: PostgresEventStore) => Promise<T>): Promise<T> {
+/** The store as the service reads it: content opened with the conversations' keys, `[erased]` once erased. */
+async function withStore<T>(fn: (store: SealingEventStore, raw: PostgresEventStore) => Promise<T>): Promise<T> {
   const database = await resolveDatabase(loadConfig(), (m) => process.stderr.write(`${m}\n`));
   const config = database.config;
   const pool = createPgPool({ url: config.database.url as string, max: 4, applicationName: 'parley-cli' });
@@ -17,8 +18,11 @@ async function withStore<T>(fn: (store: PostgresEventStore) => Promise<T>): Prom
     pollMs: config.eventStore.pollMs,
     chain: chainOptionsOf(config),
   });
+  const sealing = new SealingEventStore(store, conversationKeysOf(config, pool), {
+    encrypt: config.eventStore.contentEncryption,
+  });
   try {
-    return await fn(store);
+    return await fn(sealing, store);
   } finally {
     await store.close();
     await pool.end();
@@ -30,7 +34,7 @@ const out = (line: string) => void process.stdout.write(`${line}\n`);
 const PAGE = 1000;
 
 /** Every event of the stream, page by page: `export` must not hold a long stream in memory. */
-async function eachEvent(store: PostgresEventStore, id: string, fn: (line: string) => void): Promise<void> {
+async function eachEvent(store: SealingEventStore, id: string, fn: (line: string) => void): Promise<void> {
   for (let from = 0n; ; from += BigInt(PAGE)) {
     const events = await store.readStream(streamIdOf(id), { fromRevision: from, maxCount: PAGE });
     for (const e of events) fn(JSON.stringify(eventView(e)));
@@ -90,11 +94,11 @@ export function registerReadCommands(program: Command): void {
       `rebuild read models from position zero while the service runs (${PROJECTIONS.map((p) => p.name).join(', ')})`,
     )
     .action((name: string | undefined) =>
-      withStore(async (store) => {
+      withStore(async (_store, raw) => {
         const chosen = name === undefined ? PROJECTIONS : [projectionNamed(name)];
         if (chosen.some((p) => p === undefined))
           throw new Error(`unknown projection '${name}'; expected one of ${PROJECTIONS.map((p) => p.name).join(', ')}`);
-        const result = await rebuildProjections(store.pool, store, chosen as typeof PROJECTIONS);
+        const result = await rebuildProjections(raw.pool, raw, chosen as typeof PROJECTIONS);
         out(`rebuilt ${chosen.map((p) => p?.name).join(', ')}: ${result.events} events in ${Math.round(result.ms)} ms`);
       }),
     );

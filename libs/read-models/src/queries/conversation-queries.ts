@@ -1,5 +1,6 @@
 import { assertCanRead, canReadConversation, ownerFilter, type Principal } from '@parley/auth';
 import { DomainError } from '@parley/core';
+import { openContent, type ConversationKeys } from '@parley/event-store';
 import type { Pool } from 'pg';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { ProjectionPositions } from './projection-positions';
@@ -16,13 +17,15 @@ export class ConversationQueries {
   constructor(
     private readonly pool: Pool,
     private readonly positions: ProjectionPositions,
+    /** Opens the content the projections keep sealed; without it rows are returned as stored. */
+    private readonly keys: ConversationKeys | null = null,
   ) {}
 
   /** findConversation: the conversation, or null (seed 000). */
   async findConversation(principal: Principal, q: ByConversation): Promise<ConversationView | null> {
     await this.positions.waitFor(q.minPosition);
     const row = await this.row(q.conversationId);
-    return row && this.readable(principal, row) ? conversationOf(row) : null;
+    return row && this.readable(principal, row) ? conversationOf(await this.open(q.conversationId, row)) : null;
   }
 
   /** getConversationMessages: the transcript in sequence, attachments included. */
@@ -38,10 +41,11 @@ export class ConversationQueries {
         [q.conversationId],
       ),
     ]);
-    return messages.rows.map((m) =>
+    const [rows, files] = await this.open(q.conversationId, [messages.rows, attachments.rows]);
+    return rows.map((m) =>
       messageOf(
         m,
-        attachments.rows.filter((a) => a.message_sequence === m.sequence),
+        files.filter((a) => a.message_sequence === m.sequence),
       ),
     );
   }
@@ -55,7 +59,7 @@ export class ConversationQueries {
       'select question from rm_pending where conversation_id = $1',
       [q.conversationId],
     );
-    const question = rows[0]?.question;
+    const question = await this.open(q.conversationId, rows[0]?.question);
     return question ? { conversationUuid: q.conversationId, ...question } : null;
   }
 
@@ -67,7 +71,7 @@ export class ConversationQueries {
       'select approvals from rm_pending where conversation_id = $1',
       [q.conversationId],
     );
-    return rows[0]?.approvals ?? [];
+    return this.open(q.conversationId, rows[0]?.approvals ?? []);
   }
 
   async getToolCalls(principal: Principal, q: ByConversation) {
@@ -77,7 +81,7 @@ export class ConversationQueries {
       'select * from rm_tool_calls where conversation_id = $1 order by requested_at, tool_call_id',
       [q.conversationId],
     );
-    return rows.map(toolCallOf);
+    return (await this.open(q.conversationId, rows)).map(toolCallOf);
   }
 
   async getModelCalls(principal: Principal, q: ByConversation) {
@@ -117,7 +121,7 @@ export class ConversationQueries {
        order by created_at desc, conversation_id desc limit $${params.length}`,
       params,
     );
-    const items = rows.slice(0, q.limit).map(conversationOf);
+    const items = (await this.openRows(rows.slice(0, q.limit))).map(conversationOf);
     const last = items.at(-1);
     const nextCursor =
       rows.length > q.limit && last
@@ -137,6 +141,19 @@ export class ConversationQueries {
   /** The rule `require` (assertCanRead) applies too: a client reads only its own, auditors and admins all. */
   private readable(principal: Principal, row: Row): boolean {
     return canReadConversation(principal, row.owner as string);
+  }
+
+  /** The conversation's sealed content opened: plaintext, or `[erased]` once it is erased. */
+  private async open<T>(conversationId: string, value: T): Promise<T> {
+    if (!this.keys) return value;
+    return openContent(conversationId, value, await this.keys.stateOf(conversationId)) as T;
+  }
+
+  private async openRows(rows: Row[]): Promise<Row[]> {
+    if (!this.keys || rows.length === 0) return rows;
+    const ids = rows.map((r) => r.conversation_id as string);
+    const states = await this.keys.statesOf(ids);
+    return rows.map((r, i) => openContent(ids[i], r, states.get(ids[i]) ?? { kind: 'none' }) as Row);
   }
 
   private async row(conversationId: string): Promise<Row | null> {

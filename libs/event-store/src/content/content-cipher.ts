@@ -1,0 +1,72 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Sealed content: one string per content value, `pc1s.` (a string) or `pc1j.` (any other JSON
+ * value) and base64url(iv | tag | data), AES-256-GCM under the conversation's data key with the
+ * conversation id as additional data (a value copied into another conversation does not open).
+ * A string keeps it a string in every JSON column, text column and sentence it is copied into.
+ */
+export const ERASED = '[erased]';
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const TOKEN = /pc1[sj]\.[A-Za-z0-9_-]{38,}/g;
+const WHOLE_TOKEN = /^pc1[sj]\.[A-Za-z0-9_-]{38,}$/;
+
+export function sealValue(key: Buffer, conversationId: string, value: unknown): string {
+  const isText = typeof value === 'string';
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(conversationId));
+  const data = Buffer.concat([cipher.update(isText ? value : JSON.stringify(value), 'utf8'), cipher.final()]);
+  return `${isText ? 'pc1s.' : 'pc1j.'}${Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64url')}`;
+}
+
+/** The value a token seals; the token itself when it does not open with this key (it is never guessed at). */
+export function openToken(key: Buffer, conversationId: string, token: string): unknown {
+  const raw = Buffer.from(token.slice(5), 'base64url');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(conversationId));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
+    return token.startsWith('pc1j.') ? JSON.parse(text) : text;
+  } catch {
+    return token;
+  }
+}
+
+export const hasToken = (text: string): boolean => text.includes('pc1') && new RegExp(TOKEN.source).test(text);
+
+/**
+ * Replaces every sealed token anywhere in `value` (objects, arrays, strings) by what `open`
+ * gives for it: a whole-string token by the value itself; a token inside a JSON text (a read
+ * model's `{"answers":…}`) within that JSON; a token inside a sentence by its text.
+ */
+export function openDeep(value: unknown, open: (token: string) => unknown): unknown {
+  if (typeof value === 'string') return openString(value, open);
+  if (Array.isArray(value)) return value.map((v) => openDeep(v, open));
+  if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, openDeep(v, open)]));
+  }
+  return value;
+}
+
+function openString(text: string, open: (token: string) => unknown): unknown {
+  if (!hasToken(text)) return text;
+  if (WHOLE_TOKEN.test(text)) return open(text);
+  const first = text.trimStart()[0];
+  if (first === '{' || first === '[') {
+    try {
+      return JSON.stringify(openDeep(JSON.parse(text), open));
+    } catch {
+      // not JSON: a sentence
+    }
+  }
+  return text.replace(TOKEN, (token) => {
+    const opened = open(token);
+    return typeof opened === 'string' ? opened : JSON.stringify(opened);
+  });
+}

@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretCipher } from '@parley/platform';
+import type { Pool } from 'pg';
+
+/** A conversation's data key, or that it was erased, or that it has none (stored before content sealing, or with it off). */
+export type KeyState = { kind: 'key'; key: Buffer } | { kind: 'erased'; erasedAt: string } | { kind: 'none' };
+
+export interface ConversationKeysOptions {
+  /** Unwrapped keys (and erasures) kept in memory, least recently used dropped first. */
+  cacheSize?: number;
+  /** How long a cached key is trusted: an erasure by another process is seen within this time. */
+  cacheTtlMs?: number;
+}
+
+interface KeyRow {
+  conversation_id: string;
+  key_id: string | null;
+  wrapped_key: string | null;
+  erased_at: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const bindingOf = (conversationId: string) => `conversation_keys/${conversationId}`;
+
+/**
+ * The conversations' data keys in `conversation_keys`: created on a conversation's first
+ * append, unwrapped with PARLEY_ENCRYPTION_KEY (or one of PARLEY_PREVIOUS_ENCRYPTION_KEYS) when
+ * read, destroyed by an erasure. Unwrapped keys live in a bounded LRU cache.
+ */
+export class ConversationKeys {
+  private readonly cache = new Map<string, { state: KeyState; at: number }>();
+  private readonly cacheSize: number;
+  private readonly cacheTtlMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly cipher: SecretCipher,
+    options: ConversationKeysOptions = {},
+  ) {
+    this.cacheSize = options.cacheSize ?? 10_000;
+    this.cacheTtlMs = options.cacheTtlMs ?? 30_000;
+  }
+
+  /** Whether new keys can be made: PARLEY_ENCRYPTION_KEY is set. */
+  get canCreate(): boolean {
+    return this.cipher.canEncrypt;
+  }
+
+  /** The conversation's key state; with `create`, a conversation without a row gets a new key. */
+  async stateOf(conversationId: string, create = false): Promise<KeyState> {
+    if (!UUID.test(conversationId)) return { kind: 'none' };
+    const cached = this.cached(conversationId);
+    if (cached) return cached;
+    let row = (await this.rows([conversationId]))[0];
+    if (!row && create && this.canCreate) {
+      const key = randomBytes(32);
+      const wrapped = this.cipher.encrypt(key.toString('base64'), bindingOf(conversationId));
+      await this.pool.query(
+        `insert into conversation_keys (conversation_id, key_id, wrapped_key) values ($1, $2, $3)
+         on conflict (conversation_id) do nothing`,
+        [conversationId, wrapped.keyId, wrapped.ciphertext],
+      );
+      row = (await this.rows([conversationId]))[0];
+    }
+    return row ? this.remember(row) : { kind: 'none' };
+  }
+
+  /** The key states of many conversations, with one query for those not cached. */
+  async statesOf(conversationIds: readonly string[]): Promise<Map<string, KeyState>> {
+    const states = new Map<string, KeyState>();
+    const missing: string[] = [];
+    for (const id of new Set(conversationIds)) {
+      const cached = this.cached(id);
+      if (cached) states.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      for (const row of await this.rows(missing)) states.set(row.conversation_id, this.remember(row));
+      for (const id of missing) if (!states.has(id)) states.set(id, { kind: 'none' });
+    }
+    return states;
+  }
+
+  /**
+   * Destroys the conversation's key (a conversation without one gets a row that says it is
+   * erased). Idempotent: an erased conversation keeps its first erasure.
+   */
+  async erase(conversationId: string, by: string): Promise<{ erasedAt: string; already: boolean }> {
+    const { rows } = await this.pool.query<{ erased_at: Date; already: boolean }>(
+      `with prior as (select erased_at from conversation_keys where conversation_id = $1)
+       insert into conversation_keys (conversation_id, key_id, wrapped_key, erased_at, erased_by)
+       values ($1, null, null, now(), $2)
+       on conflict (conversation_id) do update
+         set key_id = null, wrapped_key = null,
+             erased_at = coalesce(conversation_keys.erased_at, now()),
+             erased_by = coalesce(conversation_keys.erased_by, excluded.erased_by)
+       returning erased_at, (select erased_at from prior) is not null as already`,
+      [conversationId, by],
+    );
+    const erasedAt = rows[0].erased_at.toISOString();
+    const already = rows[0].already;
+    this.cache.delete(conversationId);
+    this.remember({ conversation_id: conversationId, key_id: null, wrapped_key: null, erased_at: rows[0].erased_at });
+    return { erasedAt, already };
+  }
+
+  /**
+   * Re-wraps with the current PARLEY_ENCRYPTION_KEY every data key wrapped with another one, in
+   * one transaction; returns how many. The content itself is sealed with the data keys and is
+   * not touched.
+   */
+  async rotate(): Promise<number> {
+    if (!this.cipher.currentKeyId) throw new Error('PARLEY_ENCRYPTION_KEY is not set: there is no key to rotate to.');
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const { rows } = await client.query<KeyRow>(
+        `select conversation_id, key_id, wrapped_key, erased_at from conversation_keys
+          where wrapped_key is not null and key_id <> $1 for update`,
+        [this.cipher.currentKeyId],
+      );
+      for (const row of rows) {
+        const binding = bindingOf(row.conversation_id);
+        const plain = this.cipher.decrypt({ keyId: row.key_id!, ciphertext: row.wrapped_key! }, binding);
+        const sealed = this.cipher.encrypt(plain, binding);
+        await client.query(`update conversation_keys set key_id = $2, wrapped_key = $3 where conversation_id = $1`, [
+          row.conversation_id,
+          sealed.keyId,
+          sealed.ciphertext,
+        ]);
+      }
+      await client.query('commit');
+      return rows.length;
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Forgets every cached key (tests, and a process that wants erasures elsewhere seen at once). */
+  clearCache(): void {
+    this.cache.clear();
+  }
+
+  private async rows(all: readonly string[]): Promise<KeyRow[]> {
+    const ids = all.filter((id) => UUID.test(id));
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<KeyRow>(
+      `select conversation_id, key_id, wrapped_key, erased_at from conversation_keys where conversation_id = any($1::uuid[])`,
+      [ids],
+    );
+    return rows;
+  }
+
+  private cached(id: string): KeyState | null {
+    const entry = this.cache.get(id);
+    if (!entry) return null;
+    this.cache.delete(id);
+    if (Date.now() - entry.at > this.cacheTtlMs) return null;
+    this.cache.set(id, entry);
+    return entry.state;
+  }
+
+  private remember(row: KeyRow): KeyState {
+    const state: KeyState =
+      row.wrapped_key === null
+        ? { kind: 'erased', erasedAt: (row.erased_at ?? new Date()).toISOString() }
+        : {
+            kind: 'key',
+            key: Buffer.from(
+              this.cipher.decrypt({ keyId: row.key_id!, ciphertext: row.wrapped_key }, bindingOf(row.conversation_id)),
+              'base64',
+            ),
+          };
+    this.cache.set(row.conversation_id, { state, at: Date.now() });
+    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    return state;
+  }
+}

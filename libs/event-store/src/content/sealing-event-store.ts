@@ -1,0 +1,147 @@
+import type {
+  AppendResult,
+  EventFilter,
+  EventStore,
+  EventToAppend,
+  ExpectedState,
+  FeedPage,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  StreamMetadata,
+  SubscribeOptions,
+  SubscriptionItem,
+  VerifyResult,
+} from '../event-store.port';
+import { categoryOf } from '../prepare-events';
+import { ERASED, openDeep, openToken, sealValue } from './content-cipher';
+import { mapContent } from './content-fields';
+import type { ConversationKeys, KeyState } from './conversation-keys';
+
+const CONVERSATION = 'conversation';
+const conversationIdOf = (streamId: string) => streamId.slice(CONVERSATION.length + 1);
+const isConversation = (streamId: string) => categoryOf(streamId) === CONVERSATION;
+
+/**
+ * Seals the content of conversation events (content-fields.ts) with the conversation's data key
+ * before they are stored, and opens it on every read: the hash chain is over what is stored, so
+ * `verify` checks the sealed form and keeps working after an erasure. Once a conversation is
+ * erased its content reads as `[erased]`, and content appended after (a turn that was still
+ * running) is stored as `[erased]`. Events of conversations without a key (stored before content
+ * sealing, or with CONTENT_ENCRYPTION=false) pass through as they are.
+ *
+ * `raw` is the store underneath: the projections read it, so the read models hold content sealed
+ * and the queries open it (docs/security.md, "Erasure").
+ */
+export class SealingEventStore implements EventStore {
+  constructor(
+    readonly raw: EventStore,
+    readonly keys: ConversationKeys,
+    private readonly options: { encrypt: boolean },
+  ) {}
+
+  async append(
+    streamId: string,
+    events: EventToAppend[],
+    options?: { expected?: ExpectedState },
+  ): Promise<AppendResult> {
+    if (!isConversation(streamId) || !Array.isArray(events)) return this.raw.append(streamId, events, options);
+    const conversationId = conversationIdOf(streamId);
+    const state = await this.keys.stateOf(conversationId, this.options.encrypt);
+    if (state.kind === 'none') return this.raw.append(streamId, events, options);
+    const seal =
+      state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
+    const sealed = events.map((e) =>
+      e && typeof e === 'object' && typeof e.type === 'string' ? { ...e, data: mapContent(e.type, e.data, seal) } : e,
+    );
+    return this.raw.append(streamId, sealed, options);
+  }
+
+  async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    const events = await this.raw.readStream(streamId, options);
+    if (!isConversation(streamId) || events.length === 0) return events;
+    const state = await this.keys.stateOf(conversationIdOf(streamId));
+    return events.map((e) => openEvent(e, state));
+  }
+
+  async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.openMany(await this.raw.readAll(options));
+  }
+
+  async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
+    const page = await this.raw.readPage(after, filter, maxCount);
+    return { ...page, events: await this.openMany(page.events) };
+  }
+
+  subscribeToAll(options?: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+    const inner = this.raw.subscribeToAll(options);
+    const keys = this.keys;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const item of inner) {
+          if (item.kind !== 'event' || !isConversation(item.event.streamId)) yield item;
+          else {
+            const state = await keys.stateOf(conversationIdOf(item.event.streamId));
+            yield { kind: 'event', event: openEvent(item.event, state) };
+          }
+        }
+      },
+    };
+  }
+
+  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
+    return this.raw.setStreamMetadata(streamId, metadata);
+  }
+  getStreamMetadata(streamId: string): Promise<StreamMetadata | null> {
+    return this.raw.getStreamMetadata(streamId);
+  }
+  deleteStream(streamId: string): Promise<void> {
+    return this.raw.deleteStream(streamId);
+  }
+  tombstoneStream(streamId: string): Promise<void> {
+    return this.raw.tombstoneStream(streamId);
+  }
+  /** Over the stored (sealed) events: an erasure changes nothing the chain covers. */
+  verifyStream(streamId: string): Promise<VerifyResult> {
+    return this.raw.verifyStream(streamId);
+  }
+  headPosition(): Promise<string | null> {
+    return this.raw.headPosition();
+  }
+  streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
+    return this.raw.streamRevisions(streamIds);
+  }
+  close(): Promise<void> {
+    return this.raw.close();
+  }
+  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.raw.waitForAppend(timeoutMs, signal);
+  }
+
+  private async openMany(events: RecordedEvent[]): Promise<RecordedEvent[]> {
+    const ids = events.filter((e) => isConversation(e.streamId)).map((e) => conversationIdOf(e.streamId));
+    if (ids.length === 0) return events;
+    const states = await this.keys.statesOf(ids);
+    return events.map((e) =>
+      isConversation(e.streamId) ? openEvent(e, states.get(conversationIdOf(e.streamId)) ?? { kind: 'none' }) : e,
+    );
+  }
+}
+
+/** A conversation's content opened with its key state: plaintext, `[erased]`, or (no key) as stored. */
+export function openContent(conversationId: string, value: unknown, state: KeyState): unknown {
+  if (state.kind === 'none') return value;
+  if (state.kind === 'erased') return openDeep(value, () => ERASED);
+  return openDeep(value, (token) => openToken(state.key, conversationId, token));
+}
+
+function openEvent(event: RecordedEvent, state: KeyState): RecordedEvent {
+  if (state.kind === 'none') return event;
+  const conversationId = conversationIdOf(event.streamId);
+  // An erased conversation's content reads as erased even where it was stored in plaintext.
+  const data = state.kind === 'erased' ? mapContent(event.type, event.data, () => ERASED) : event.data;
+  return { ...event, data: openContent(conversationId, data, state) };
+}
+
+/** The store under a SealingEventStore (what projections read: content stays sealed), else the store itself. */
+export const rawStoreOf = (store: EventStore): EventStore => (store instanceof SealingEventStore ? store.raw : store);
