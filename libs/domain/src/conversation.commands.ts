@@ -50,6 +50,8 @@ export type ResumeConversation = Command<'ResumeConversation', Record<string, ne
 export type RecoverConversation = Command<'RecoverConversation', Record<string, never>>;
 /** Seed 000: memories can be cleared explicitly. The prompt starts after the clear; the stream keeps everything. */
 export type ClearMemory = Command<'ClearMemory', { reason: string | null }>;
+/** Erasure: the handler destroys the data key; the decider records it and closes the conversation. */
+export type EraseConversation = Command<'EraseConversation', Record<string, never>>;
 /** Tools arrive resolved (catalog codes turned into definitions by the handler). */
 export type AddToolRepository = Command<'AddToolRepository', ToolRepository>;
 export type ChangeToolRepository = Command<'ChangeToolRepository', ToolRepository>;
@@ -67,6 +69,7 @@ export type ConversationCommand =
   | ResumeConversation
   | RecoverConversation
   | ClearMemory
+  | EraseConversation
   | AddToolRepository
   | ChangeToolRepository
   | RemoveToolRepository;

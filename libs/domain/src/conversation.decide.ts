@@ -3,6 +3,7 @@ import type {
   ApproveToolCall,
   ClearMemory,
   ConversationCommand,
+  EraseConversation,
   PauseConversation,
   RejectToolCall,
   SendMessage,
@@ -25,6 +26,13 @@ export function decide(command: ConversationCommand | SystemCommand, state: Conv
   if (isSystemCommand(command)) return decideTurn(command, state);
   if (command.type === 'StartConversation') return startConversation(command, state);
   if (state.status === 'none') throw new DomainError('NOT_FOUND', 'Conversation was not found.');
+  if (state.erased && command.type !== 'EraseConversation') {
+    throw new DomainError('CONVERSATION_CLOSED', `Conversation '${state.id}' is erased.`, {
+      conversationId: state.id,
+      status: state.status,
+      erased: true,
+    });
+  }
   switch (command.type) {
     case 'SendMessage':
       return sendMessage(command, state);
@@ -50,6 +58,8 @@ export function decide(command: ConversationCommand | SystemCommand, state: Conv
       return [{ type: 'TurnResumed', data: { turnNo: state.turn.no, reason: 'recover' } }];
     case 'ClearMemory':
       return clearMemory(command, state);
+    case 'EraseConversation':
+      return erase(command, state);
     case 'AddToolRepository':
     case 'ChangeToolRepository':
     case 'RemoveToolRepository':
@@ -151,6 +161,22 @@ function clearMemory(command: ClearMemory, state: ExistingConversation): Convers
       data: { throughSequence: nextSequence(state) - 1, reason: command.data.reason, by: command.meta.actor },
     },
   ];
+}
+
+/**
+ * Erasure closes the conversation (a turn in progress is killed, an idle conversation
+ * terminated) and records who erased it. Erasing again records nothing: the first erasure stands.
+ */
+function erase(command: EraseConversation, state: ExistingConversation): ConversationEvent[] {
+  if (state.erased) return [];
+  const reason = 'erased';
+  const closing: ConversationEvent[] =
+    state.status === 'TE' || state.status === 'KI'
+      ? []
+      : ['RU', 'WA', 'PA', 'ST'].includes(state.status)
+        ? [{ type: 'ConversationKilled', data: { reason } }]
+        : [{ type: 'ConversationTerminated', data: { reason } }];
+  return [...closing, { type: 'ConversationErased', data: { at: command.meta.now, by: command.meta.actor } }];
 }
 
 /** Why a command that needs the conversation between turns is refused in this status. */

@@ -235,6 +235,12 @@ export type ConversationTerminated = Event<'ConversationTerminated', { reason: s
 export type ConversationKilled = Event<'ConversationKilled', { reason: string | null }>;
 export type ConversationPaused = Event<'ConversationPaused', { reason: string | null }>;
 export type ConversationResumed = Event<'ConversationResumed', Record<string, never>>;
+/**
+ * The conversation was erased (crypto-shredding): its data key was destroyed, so the content of
+ * every event and read model reads as `[erased]` from now on; structure, timing, tokens and cost
+ * stay. `by` is the caller; no command is taken after it (CONVERSATION_ERASED).
+ */
+export type ConversationErased = Event<'ConversationErased', { at: string; by: string }>;
 export type SkillDisclosed = Event<'SkillDisclosed', { turnNo: number; skillCode: string; tools: ToolDefinition[] }>;
 export type ToolRepositoryAdded = Event<'ToolRepositoryAdded', ToolRepository>;
 /** The repository's options and tools, replaced as a whole. */
@@ -418,6 +424,7 @@ export type ConversationEvent =
   | ConversationKilled
   | ConversationPaused
   | ConversationResumed
+  | ConversationErased
   | SkillDisclosed
   | ToolRepositoryAdded
   | ToolRepositoryChanged

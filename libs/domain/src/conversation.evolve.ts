@@ -181,6 +181,8 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
     case 'ConversationTerminated':
     case 'ConversationKilled':
       return { ...c, pendingQuestion: null };
+    case 'ConversationErased':
+      return { ...c, pendingQuestion: null, erased: true as const };
     case 'ConversationStuck':
     case 'ConversationPaused':
     case 'AdvisorApplied':

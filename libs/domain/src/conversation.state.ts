@@ -131,6 +131,8 @@ export interface ConversationData {
   error: { code: TurnFailureCode; message: string } | null;
   /** Idempotency: command id -> hash of the command body it came with. */
   commands: Record<string, string>;
+  /** ConversationErased: its content is gone and it takes no command. Absent: not erased. */
+  erased?: true;
   createdAt: string;
   updatedAt: string;
 }

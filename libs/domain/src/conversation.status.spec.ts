@@ -24,6 +24,7 @@ const SAMPLES: { [T in ConversationEventType]: Extract<ConversationEvent, { type
     data: { messageSequence: 1, attachmentSequence: 1, mediaType: 'image/png', url: 'https://x/y.png' },
   },
   TurnStarted: { type: 'TurnStarted', data: { turnNo: 1 } },
+  ConversationErased: { type: 'ConversationErased', data: { at: '2026-01-01T00:00:00.000Z', by: 'o' } },
   TurnResumed: { type: 'TurnResumed', data: { turnNo: 1, reason: 'answers' } },
   ModelCallStarted: { type: 'ModelCallStarted', data: { turnNo: 1, callNo: 1, attempt: 1, model: 'm', provider: 'p' } },
   ChunksReceived: {

@@ -62,6 +62,7 @@ export const CONVERSATION_EVENT_SCHEMAS: EventSchemas = {
     ConversationKilled: 1,
     ConversationPaused: 1,
     ConversationResumed: 1,
+    ConversationErased: 1,
     SkillDisclosed: 1,
     ToolRepositoryAdded: 1,
     ToolRepositoryChanged: 1,

@@ -33,7 +33,7 @@ const MAX_CONFLICT_RETRIES = 5;
  * Kill and terminate must win over a running turn however often it appends: they retry every
  * conflict (after a short random wait, so they do not retry in step with the turn) for this long.
  */
-const PREVAILING = new Set<ConversationCommand['type']>(['KillConversation', 'TerminateConversation']);
+const PREVAILING = new Set<ConversationCommand['type']>(['KillConversation', 'TerminateConversation', 'EraseConversation']);
 const PREVAIL_FOR_MS = 30_000;
 
 /**
@@ -133,6 +133,12 @@ export class CommandRunner {
       // A refusal on a kept state counts only once a fresh load confirms it.
       if (err instanceof DomainError && !loaded.fresh) return null;
       throw err;
+    }
+    // Nothing to record (erasing an erased conversation): answered from the fresh state as it is.
+    if (events.length === 0) {
+      if (!loaded.fresh) return null;
+      const head = await this.repository.atHead(conversationId);
+      return { ...head, events, replayed: false };
     }
     const appended = await this.repository.append(conversationId, loaded, events, {
       occurredAt: meta.now,

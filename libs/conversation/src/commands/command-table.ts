@@ -14,6 +14,14 @@ import {
 } from './change-lifecycle/change-lifecycle.handler';
 import { ClearMemoryHandler, clearMemoryInput } from './clear-memory/clear-memory.handler';
 import {
+  EraseConversationHandler,
+  eraseConversationInput,
+  eraseConversationReply,
+  EraseSubjectHandler,
+  eraseSubjectInput,
+  eraseSubjectReply,
+} from './erase/erase.handler';
+import {
   ApproveToolCallHandler,
   RejectToolCallHandler,
   toolCallDecisionInput,
@@ -170,6 +178,24 @@ export const COMMANDS: readonly Operation[] = [
     roles: CLIENTS,
     handler: ClearMemoryHandler,
     http: post('/{conversationId}/memory/clear'),
+  }),
+  command({
+    name: 'eraseConversation',
+    summary: "Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner)",
+    input: eraseConversationInput,
+    roles: CLIENTS,
+    handler: EraseConversationHandler,
+    reply: eraseConversationReply,
+    http: post('/{conversationId}/erase'),
+  }),
+  command({
+    name: 'eraseSubject',
+    summary: "Erase every conversation of a subject and delete its long-term memories (admin or the subject)",
+    input: eraseSubjectInput,
+    roles: CLIENTS,
+    handler: EraseSubjectHandler,
+    reply: eraseSubjectReply,
+    http: { method: 'post', path: '/api/v1/subjects/{subject}/erase', status: 200 },
   }),
   command({
     name: 'addToolRepository',

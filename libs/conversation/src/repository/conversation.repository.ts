@@ -173,6 +173,18 @@ export class ConversationRepository {
     return at ?? last;
   }
 
+  /** The state and position at the end of the stream (a command that recorded nothing answers with it). */
+  async atHead(conversationId: string): Promise<Appended> {
+    const { state } = await this.load(conversationId);
+    const [last] = await this.store.readStream(streamIdOf(conversationId), { direction: 'backwards', maxCount: 1 });
+    return { state, revision: last.revision, position: last.position };
+  }
+
+  /** Drops the state kept for a conversation (an erased one's content must not stay in memory). */
+  forget(conversationId: string): void {
+    this.folded?.delete(conversationId);
+  }
+
   /** The current revision of each conversation's stream, without folding any (missing: no stream). */
   async currentRevisions(conversationIds: readonly string[]): Promise<Map<string, bigint>> {
     const byStream = await this.store.streamRevisions(conversationIds.map(streamIdOf));

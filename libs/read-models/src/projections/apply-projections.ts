@@ -1,6 +1,7 @@
 import type { CheckpointSwap } from '@parley/event-store';
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
+import { erasedIn, purgeErasedContent } from './erased-content';
 import type { ProjectedEvent } from './projected-event';
 import type { Projection, TableNames } from './projection';
 import { keyOf, selectRows, toJson, upsertRows, type Row, type RowModel } from './row-table';
@@ -115,5 +116,11 @@ export async function applyProjections(
       if (rows.length > 0) writes.push({ model, rows });
     }
   }
-  return write(db, writes, names, swap);
+  const moved = await write(db, writes, names, swap);
+  const erased = erasedIn(events);
+  if (moved && erased.length > 0) {
+    const tables = new Set(projections.flatMap((p) => p.models.map((m) => m.table)));
+    await purgeErasedContent(db, erased, names, tables);
+  }
+  return moved;
 }
