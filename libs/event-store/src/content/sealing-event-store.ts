@@ -49,8 +49,7 @@ export class SealingEventStore implements EventStore {
     const conversationId = conversationIdOf(streamId);
     const state = await this.keys.stateOf(conversationId, this.options.encrypt);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
-    const seal =
-      state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
+    const seal = state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
     const sealed = events.map((e) =>
       e && typeof e === 'object' && typeof e.type === 'string' ? { ...e, data: mapContent(e.type, e.data, seal) } : e,
     );

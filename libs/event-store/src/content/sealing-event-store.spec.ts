@@ -1,0 +1,158 @@
+import { createPgPool, SecretCipher } from '@parley/platform';
+import { createTestDatabase, type TestDatabase } from '@parley/testing';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { PostgresEventStore } from '../postgres/postgres-event-store';
+import type { EventToAppend } from '../event-store.port';
+import { ConversationKeys } from './conversation-keys';
+import { ERASED } from './content-cipher';
+import { SealingEventStore } from './sealing-event-store';
+
+const OLD_KEY = randomBytes(32).toString('hex');
+const NEW_KEY = randomBytes(32).toString('hex');
+
+const event = (type: string, data: unknown): EventToAppend => ({ eventId: randomUUID(), type, data });
+const turn = (): EventToAppend[] => [
+  event('MessageRecorded', { sequence: 1, role: 'US', content: 'SECRET-hello', turnNo: 1, tokenCount: 3 }),
+  event('AttachmentRecorded', {
+    messageSequence: 1,
+    attachmentSequence: 1,
+    mediaType: 'image/png',
+    url: 'https://SECRET.example.com/a.png',
+  }),
+  event('ChunksReceived', {
+    turnNo: 1,
+    callNo: 1,
+    attempt: 1,
+    text: 'SECRET-chunk',
+    reasoning: 'SECRET-why',
+    count: 2,
+  }),
+  event('MessageRecorded', {
+    sequence: 2,
+    role: 'AS',
+    content: null,
+    turnNo: 1,
+    tokenCount: 9,
+    reasoning: 'SECRET-why',
+    toolCalls: [{ id: 'c1', name: 'ORDER_STATUS', arguments: '{"orderId":"SECRET-42"}' }],
+  }),
+  event('AnswersSubmitted', { turnNo: 1, sequence: 3, toolCallId: 'q1', answers: { size: 'SECRET-XL' } }),
+  event('ConversationCompleted', {
+    turnNo: 1,
+    finishReason: 'stop',
+    reply: 'SECRET-reply',
+    responseModel: 'm',
+    output: { total: 'SECRET-7' },
+  }),
+];
+
+describe('SealingEventStore: content sealed with per-conversation keys', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  let raw: PostgresEventStore;
+  const sealing = (key: string | null, previous: string[] = [], encrypt = true) =>
+    new SealingEventStore(raw, new ConversationKeys(pool, new SecretCipher(key, previous)), { encrypt });
+  const rawText = async (streamId: string) =>
+    JSON.stringify((await pool.query('select data from es_events where stream_id = $1', [streamId])).rows);
+
+  beforeAll(async () => {
+    db = await createTestDatabase('sealing');
+    pool = createPgPool({ url: db.url, max: 4 });
+    raw = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
+  });
+  afterAll(async () => {
+    await raw.close();
+    await pool.end();
+    await db.drop();
+  });
+
+  it('stores no content in plaintext, opens it on every read path, and keeps structure readable', async () => {
+    const store = sealing(OLD_KEY);
+    const streamId = `conversation-${randomUUID()}`;
+    await store.append(streamId, turn());
+    const stored = await rawText(streamId);
+    expect(stored).not.toContain('SECRET');
+    expect(stored).toContain('ORDER_STATUS');
+    expect(stored).toContain('"tokenCount":9');
+
+    const read = await store.readStream(streamId);
+    expect(read.map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    const all = (await store.readAll({ maxCount: 1000 })).filter((e) => e.streamId === streamId);
+    expect(all.map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    const page = await store.readPage(null, { categories: ['conversation'] }, 1000);
+    expect(page.events.filter((e) => e.streamId === streamId).map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    const controller = new AbortController();
+    const seen: unknown[] = [];
+    for await (const item of store.subscribeToAll({ signal: controller.signal })) {
+      if (item.kind === 'caughtUp') break;
+      if (item.event.streamId === streamId) seen.push(item.event.data);
+    }
+    controller.abort();
+    expect(seen).toEqual(turn().map((e) => e.data));
+    // What the projections read: sealed.
+    expect(JSON.stringify((await raw.readStream(streamId)).map((e) => e.data))).not.toContain('SECRET');
+    expect(await store.verifyStream(streamId)).toMatchObject({ ok: true, checked: 6 });
+  });
+
+  it('after an erasure reads every content field as [erased], stores later content as [erased], and verify is intact', async () => {
+    const store = sealing(OLD_KEY);
+    const id = randomUUID();
+    const streamId = `conversation-${id}`;
+    await store.append(streamId, turn());
+    expect(await store.keys.erase(id, 'alice')).toMatchObject({ already: false });
+    const again = await store.keys.erase(id, 'bob');
+    expect(again.already).toBe(true);
+    await store.append(streamId, [
+      event('MessageRecorded', { sequence: 9, role: 'US', content: 'SECRET-late', turnNo: 2, tokenCount: 1 }),
+    ]);
+
+    for (const reader of [store, sealing(OLD_KEY)]) {
+      const read = await reader.readStream(streamId);
+      const text = JSON.stringify(read.map((e) => e.data));
+      expect(text).not.toContain('SECRET');
+      expect(read[0].data).toMatchObject({ content: ERASED, tokenCount: 3 });
+      expect(read[3].data).toMatchObject({ toolCalls: [{ name: 'ORDER_STATUS', arguments: ERASED }], tokenCount: 9 });
+      expect(read[4].data).toMatchObject({ answers: { size: ERASED } });
+      expect(read[5].data).toMatchObject({ reply: ERASED, output: ERASED, finishReason: 'stop' });
+    }
+    expect(await rawText(streamId)).not.toContain('SECRET');
+    expect(await store.verifyStream(streamId)).toMatchObject({ ok: true, checked: 7 });
+    const [row] = (await pool.query('select * from conversation_keys where conversation_id = $1', [id])).rows;
+    expect(row).toMatchObject({ wrapped_key: null, key_id: null, erased_by: 'alice' });
+  });
+
+  it('passes through streams stored without a key, and erasure still hides their content when read', async () => {
+    const id = randomUUID();
+    const streamId = `conversation-${id}`;
+    await raw.append(streamId, turn());
+    const store = sealing(OLD_KEY);
+    expect((await store.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    // With encryption off, a new conversation gets no key either.
+    const plainId = randomUUID();
+    await sealing(OLD_KEY, [], false).append(`conversation-${plainId}`, turn());
+    expect(await rawText(`conversation-${plainId}`)).toContain('SECRET');
+    await store.keys.erase(id, 'admin');
+    expect(JSON.stringify((await store.readStream(streamId)).map((e) => e.data))).not.toContain('SECRET');
+  });
+
+  it('re-wraps data keys on rotation: events stay readable with the new key alone', async () => {
+    const streamId = `conversation-${randomUUID()}`;
+    await sealing(OLD_KEY).append(streamId, turn());
+    // The new key current, the old one still known: readable, then rotated.
+    const rotating = sealing(NEW_KEY, [OLD_KEY]);
+    expect((await rotating.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    expect(await rotating.keys.rotate()).toBeGreaterThanOrEqual(1);
+    expect(await rotating.keys.rotate()).toBe(0);
+    const { rows } = await pool.query('select distinct key_id from conversation_keys where wrapped_key is not null');
+    expect(rows).toHaveLength(1);
+    // The old key forgotten: still readable.
+    expect((await sealing(NEW_KEY).readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
+  });
+
+  it('leaves other categories alone', async () => {
+    const streamId = `catalog-${randomUUID()}`;
+    await sealing(OLD_KEY).append(streamId, [event('MessageRecorded', { content: 'SECRET-not-a-conversation' })]);
+    expect(await rawText(streamId)).toContain('SECRET');
+  });
+});
