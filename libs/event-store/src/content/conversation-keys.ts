@@ -47,7 +47,7 @@ export class ConversationKeys {
   }
 
   /** The conversation's key state; with `create`, a conversation without a row gets a new key. */
-  async stateOf(conversationId: string, create = false): Promise<KeyState> {
+  async stateOf(conversationId: string, create = false, owner: string | null = null): Promise<KeyState> {
     if (!UUID.test(conversationId)) return { kind: 'none' };
     const cached = this.cached(conversationId);
     if (cached) return cached;
@@ -56,9 +56,9 @@ export class ConversationKeys {
       const key = randomBytes(32);
       const wrapped = this.cipher.encrypt(key.toString('base64'), bindingOf(conversationId));
       await this.pool.query(
-        `insert into conversation_keys (conversation_id, key_id, wrapped_key) values ($1, $2, $3)
+        `insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)
          on conflict (conversation_id) do nothing`,
-        [conversationId, wrapped.keyId, wrapped.ciphertext],
+        [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
       );
       row = (await this.rows([conversationId]))[0];
     }
@@ -102,6 +102,15 @@ export class ConversationKeys {
     this.cache.delete(conversationId);
     this.remember({ conversation_id: conversationId, key_id: null, wrapped_key: null, erased_at: rows[0].erased_at });
     return { erasedAt, already };
+  }
+
+  /** The conversations with a key row that `owner` started (erased ones included). */
+  async conversationsOf(owner: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `select conversation_id::text as id from conversation_keys where owner = $1 order by created_at`,
+      [owner],
+    );
+    return rows.map((r) => r.id);
   }
 
   /**

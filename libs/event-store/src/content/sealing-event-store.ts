@@ -47,7 +47,9 @@ export class SealingEventStore implements EventStore {
   ): Promise<AppendResult> {
     if (!isConversation(streamId) || !Array.isArray(events)) return this.raw.append(streamId, events, options);
     const conversationId = conversationIdOf(streamId);
-    const state = await this.keys.stateOf(conversationId, this.options.encrypt);
+    const started = events.find((e) => e?.type === 'ConversationStarted')?.data as { owner?: unknown } | undefined;
+    const owner = typeof started?.owner === 'string' ? started.owner : null;
+    const state = await this.keys.stateOf(conversationId, this.options.encrypt, owner);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
     const seal = state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
     const sealed = events.map((e) =>

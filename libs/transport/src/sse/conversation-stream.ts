@@ -44,6 +44,7 @@ export async function streamConversation(
   const stopDeltas = live.subscribe(conversationId, (delta) => sink.write(frame({ event: 'delta', data: delta })));
   const heartbeat = setInterval(() => sink.write(': keep-alive\n\n'), heartbeatMs);
   let next = afterRevision + 1;
+  let closed = false;
   try {
     while (!signal.aborted) {
       const events = await store.readStream(streamIdOf(conversationId), {
@@ -55,8 +56,10 @@ export async function streamConversation(
         if (!sink.write(frame({ id: String(e.revision), event: e.type, data: eventView(e) })))
           await sink.drained(signal);
         next = Number(e.revision) + 1;
-        if (CLOSING_EVENTS.has(e.type)) return;
+        if (CLOSING_EVENTS.has(e.type)) closed = true;
       }
+      // The rest of the closing append (an erasure's ConversationErased) is shown too.
+      if (closed) return;
       if (events.length === pageSize) continue;
       await seat.waitBeyond(BigInt(next - 1), signal);
     }

@@ -67,7 +67,7 @@ export const eraseSubjectReply = z.object({
 export type EraseSubjectReply = z.output<typeof eraseSubjectReply>;
 
 /**
- * Erases every conversation a subject owns (as the read models know them) and deletes its
+ * Erases every conversation a subject owns and deletes its
  * long-term memories: the facts it owns, and the user-scope facts kept about it. Admins, or the
  * subject itself.
  */
@@ -76,18 +76,22 @@ export class EraseSubjectHandler {
   constructor(
     @Inject(EraseConversationHandler) private readonly conversations: EraseConversationHandler,
     @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(CONVERSATION_KEYS) private readonly keys: ConversationKeys,
   ) {}
 
   async execute(input: EraseSubjectInput, ctx: OperationContext): Promise<EraseSubjectReply> {
     requireRoles(ctx.caller, ['client', 'admin']);
     if (!ctx.caller.roles.includes('admin') && ctx.caller.subject !== input.subject)
       throw new DomainError('FORBIDDEN', 'A client may erase only its own subject.');
+    // Sealed conversations are known by their key at once; older ones (and those stored with
+    // CONTENT_ENCRYPTION=false) through the read models.
     const { rows } = await this.pool.query<{ id: string }>(
-      `select conversation_id::text as id from rm_conversations where owner = $1 order by created_at`,
+      `select conversation_id::text as id from rm_conversations where owner = $1`,
       [input.subject],
     );
-    for (const { id } of rows) await this.conversations.execute({ conversationId: id }, ctx);
-    return { subject: input.subject, conversations: rows.length, memories: await this.eraseMemories(input.subject) };
+    const ids = [...new Set([...(await this.keys.conversationsOf(input.subject)), ...rows.map((r) => r.id)])];
+    for (const id of ids) await this.conversations.execute({ conversationId: id }, ctx);
+    return { subject: input.subject, conversations: ids.length, memories: await this.eraseMemories(input.subject) };
   }
 
   private async eraseMemories(subject: string): Promise<number> {
