@@ -68,8 +68,15 @@ const stuck: ConversationEvent[] = [...running, { type: 'ConversationStuck', dat
 const terminated: ConversationEvent[] = [started, { type: 'ConversationTerminated', data: { reason: 'done' } }];
 const killed: ConversationEvent[] = [started, { type: 'ConversationKilled', data: { reason: 'runaway' } }];
 
+const erased: ConversationEvent[] = [
+  ...completed,
+  { type: 'ConversationTerminated', data: { reason: 'erased' } },
+  { type: 'ConversationErased', data: { at: meta.now, by: 'client-a' } },
+];
+
 const histories = {
   none: [] as ConversationEvent[],
+  ERASED: erased,
   NS: [started],
   RU: running,
   CO: completed,
@@ -105,6 +112,7 @@ const commands = {
   ResumeConversation: cmd('ResumeConversation', {}),
   RecoverConversation: cmd('RecoverConversation', {}),
   ClearMemory: cmd('ClearMemory', { reason: 'start over' }),
+  EraseConversation: cmd('EraseConversation', {}),
 };
 type CommandName = keyof typeof commands;
 
@@ -129,6 +137,7 @@ const table: Record<CommandName, Partial<Record<From, string[] | string>>> = {
     ST: 'CONVERSATION_PAUSED',
     TE: 'CONVERSATION_CLOSED',
     KI: 'CONVERSATION_CLOSED',
+    ERASED: 'CONVERSATION_CLOSED',
   },
   SubmitAnswers: {
     none: 'NOT_FOUND',
@@ -182,6 +191,7 @@ const table: Record<CommandName, Partial<Record<From, string[] | string>>> = {
     ST: ['ConversationKilled'],
     TE: 'CONVERSATION_CLOSED',
     KI: 'CONVERSATION_CLOSED',
+    ERASED: 'CONVERSATION_CLOSED',
   },
   PauseConversation: {
     NS: ['ConversationPaused'],
@@ -225,6 +235,21 @@ const table: Record<CommandName, Partial<Record<From, string[] | string>>> = {
     ST: 'CONVERSATION_PAUSED',
     TE: 'CONVERSATION_CLOSED',
     KI: 'CONVERSATION_CLOSED',
+    ERASED: 'CONVERSATION_CLOSED',
+  },
+  // An idle conversation is terminated, one with a turn in progress killed; erasing again records nothing.
+  EraseConversation: {
+    none: 'NOT_FOUND',
+    NS: ['ConversationTerminated', 'ConversationErased'],
+    CO: ['ConversationTerminated', 'ConversationErased'],
+    FA: ['ConversationTerminated', 'ConversationErased'],
+    RU: ['ConversationKilled', 'ConversationErased'],
+    'WA(question)': ['ConversationKilled', 'ConversationErased'],
+    'PA(from RU)': ['ConversationKilled', 'ConversationErased'],
+    ST: ['ConversationKilled', 'ConversationErased'],
+    TE: ['ConversationErased'],
+    KI: ['ConversationErased'],
+    ERASED: [],
   },
 };
 
