@@ -140,6 +140,14 @@ export interface CommandInputs {
     conversationId: string;
     reason?: string | null;
   };
+  /** Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner) */
+  eraseConversation: {
+    conversationId: string;
+  };
+  /** Erase every conversation of a subject and delete its long-term memories (admin or the subject) */
+  eraseSubject: {
+    subject: string;
+  };
   /** Add a tool repository to the conversation */
   addToolRepository: {
     conversationId: string;
@@ -218,6 +226,10 @@ export interface CommandReplies {
   recoverConversation: TurnReply;
   /** Clear the conversation's memory: later prompts start after its last message */
   clearMemory: CommandReply;
+  /** Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner) */
+  eraseConversation: CommandReply;
+  /** Erase every conversation of a subject and delete its long-term memories (admin or the subject) */
+  eraseSubject: CommandReply;
   /** Add a tool repository to the conversation */
   addToolRepository: CommandReply;
   /** Seed 004's one-shot generate: answer, tokens and tool trace, recorded as a conversation */
@@ -438,6 +450,16 @@ export const OPERATIONS = {
     kind: 'command',
     startsTurn: false,
     http: { method: 'post', path: '/api/v1/conversations/{conversationId}/memory/clear' },
+  },
+  eraseConversation: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/conversations/{conversationId}/erase' },
+  },
+  eraseSubject: {
+    kind: 'command',
+    startsTurn: false,
+    http: { method: 'post', path: '/api/v1/subjects/{subject}/erase' },
   },
   addToolRepository: {
     kind: 'command',
