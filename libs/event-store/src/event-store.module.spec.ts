@@ -5,6 +5,7 @@ import { DatabaseModule } from '@parley/platform';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { EVENT_STORE, type EventStore } from './event-store.port';
 import { EventStoreModule } from './event-store.module';
+import { rawStoreOf, SealingEventStore } from './content/sealing-event-store';
 import { KurrentEventStore } from './kurrent/kurrent-event-store';
 import { PostgresEventStore } from './postgres/postgres-event-store';
 
@@ -26,7 +27,9 @@ describe('EventStoreModule', () => {
     const app = await boot({ EVENT_MAX_BYTES: '2048' });
     await app.init();
     const store = app.get<EventStore>(EVENT_STORE);
-    expect(store).toBeInstanceOf(PostgresEventStore);
+    // Content sealing over the adapter (no metrics module here: nothing between them).
+    expect(store).toBeInstanceOf(SealingEventStore);
+    expect(rawStoreOf(store)).toBeInstanceOf(PostgresEventStore);
     const stream = `mod-${randomUUID()}`;
     await store.append(stream, [{ eventId: randomUUID(), type: 'Booted', data: { ok: true } }]);
     expect(await store.readStream(stream)).toHaveLength(1);
@@ -40,8 +43,8 @@ describe('EventStoreModule', () => {
     const app = await boot({ EVENTSTORE_URL: 'kurrentdb://127.0.0.1:2113?tls=false' });
     await app.init();
     const store = app.get<EventStore>(EVENT_STORE);
-    expect(store).toBeInstanceOf(KurrentEventStore);
-    const close = jest.spyOn(store, 'close');
+    expect(rawStoreOf(store)).toBeInstanceOf(KurrentEventStore);
+    const close = jest.spyOn(rawStoreOf(store), 'close');
     await app.close();
     expect(close).toHaveBeenCalled();
   });
