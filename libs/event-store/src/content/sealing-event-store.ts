@@ -5,6 +5,7 @@ import type {
   EventToAppend,
   ExpectedState,
   FeedPage,
+  GlobalFeed,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -145,4 +146,8 @@ function openEvent(event: RecordedEvent, state: KeyState): RecordedEvent {
 }
 
 /** The store under a SealingEventStore (what projections read: content stays sealed), else the store itself. */
-export const rawStoreOf = (store: EventStore): EventStore => (store instanceof SealingEventStore ? store.raw : store);
+export function rawStoreOf(store: EventStore): EventStore;
+export function rawStoreOf(store: GlobalFeed): GlobalFeed;
+export function rawStoreOf(store: GlobalFeed): GlobalFeed {
+  return store instanceof SealingEventStore ? store.raw : store;
+}

@@ -1,5 +1,5 @@
 import { CONVERSATION_CATEGORY } from '@parley/domain';
-import { runSubscription, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
+import { rawStoreOf, runSubscription, type GlobalFeed, type SubscriptionRunner } from '@parley/event-store';
 import type { Pool } from 'pg';
 import { applyProjections } from './apply-projections';
 import { projectedEvents } from './projected-event';
@@ -26,7 +26,9 @@ export interface ProjectionRunOptions {
  * checkpoint's compare-and-set written in one statement on the subscription's own connection.
  */
 export function runProjections(projections: readonly Projection[], options: ProjectionRunOptions): SubscriptionRunner {
-  const { pool, feed, batchSize = 500, pollMs, onLag, onError } = options;
+  const { pool, batchSize = 500, pollMs, onLag, onError } = options;
+  // The stored events: the read models keep content sealed; the queries open it.
+  const feed = rawStoreOf(options.feed);
   return runSubscription({
     pool,
     feed,

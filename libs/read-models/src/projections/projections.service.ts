@@ -7,7 +7,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import { EVENT_STORE, rawStoreOf, type EventStore, type SubscriptionRunner } from '@parley/event-store';
+import { EVENT_STORE, type EventStore, type SubscriptionRunner } from '@parley/event-store';
 import { MetricsService } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
@@ -35,8 +35,7 @@ export class ProjectionsService implements OnApplicationBootstrap, BeforeApplica
   onApplicationBootstrap(): void {
     this.runner = runProjections(PROJECTIONS, {
       pool: this.pool,
-      // The stored events: the read models keep content sealed as the events do; queries open it.
-      feed: rawStoreOf(this.store),
+      feed: this.store,
       pollMs: this.config.eventStore.pollMs,
       onLag: (name, ms) => this.metrics?.setProjectionLag(name, ms),
       onError: (err) => this.logger.error(`read models: batch failed, retrying: ${String(err)}`),

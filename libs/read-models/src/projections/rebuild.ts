@@ -1,5 +1,6 @@
 import { DomainError } from '@parley/core';
 import {
+  rawStoreOf,
   comparePositions,
   lockCheckpoint,
   maxPosition,
@@ -77,6 +78,8 @@ export async function rebuildProjections(
   batchSize = 1000,
 ): Promise<RebuildResult> {
   const started = performance.now();
+  // The stored events: rebuilt read models keep content sealed, as the live ones do.
+  feed = rawStoreOf(feed);
   const lock = await pool.connect();
   try {
     const { rows } = await lock.query<{ locked: boolean }>(
