@@ -14,9 +14,11 @@
  * (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns): each SQL statement,
  * Redis command and model request with its start and end; BENCH_STEPS=1 prints instead each step
  * of a turn with its p50 and p95, and its mean in the middle turns against the slowest tenth.
+ * BENCH_ENCRYPTION=compare runs each scenario four times, content encryption off, on, off, on
+ * (new conversations each time), and prints the server's CPU ms/turn of each mode and their ratio.
  */
 import 'reflect-metadata';
-import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
+import { EVENT_STORE, SealingEventStore, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { ApiKeysService } from '../libs/auth/src';
 import { CatalogService } from '../libs/catalog/src';
@@ -129,131 +131,141 @@ async function main(): Promise<void> {
     const { key } = await app.get(ApiKeysService).create({ subject: 'svc-bench', roles: ['client'] });
     const store = app.get<EventStore>(EVENT_STORE);
     const rows: string[][] = [];
-    for (const s of SCENARIOS) {
-      if (s.split && !front) {
-        front = await createHttpApp(
-          AppModule.forRoot(config, { worker: false }),
-          config,
-          createLogger({ level: 'silent' }),
-        );
-        instrument(front);
-        await front.listen(0, '127.0.0.1');
+    const sealing = store instanceof SealingEventStore ? store : null;
+    const modes = process.env.BENCH_ENCRYPTION === 'compare' && sealing ? [false, true, false, true] : [null];
+    const cpuByMode: { scenario: string; encrypt: boolean; cpu: number; turns: number }[] = [];
+    for (const s of SCENARIOS)
+      for (const encrypt of modes) {
+        if (encrypt !== null) sealing!.encrypt = encrypt;
+        if (s.split && !front) {
+          front = await createHttpApp(
+            AppModule.forRoot(config, { worker: false }),
+            config,
+            createLogger({ level: 'silent' }),
+          );
+          instrument(front);
+          await front.listen(0, '127.0.0.1');
+        }
+        const url = s.split && front ? urlOf(front) : mainUrl;
+        const lanes: string[][] = [];
+        for (let i = 0; i < s.concurrency; i++)
+          lanes.push(
+            (await client.ask({ kind: 'create', url, key, count: s.conversations, actionCode: s.action })).ids!,
+          );
+        const all = lanes.flat();
+        const eventsBefore = await countEvents(store, all);
+        const firstRequest = await sim.requestCount();
+        let statementsBefore = 0;
+        let redisBefore = 0;
+        let cpu = process.cpuUsage();
+        let pgCpu = 0;
+        let wall = performance.now();
+        const turnsPerConversation = s.paced ? PACED_TURNS : TURNS;
+        // The client warms up (one turn per conversation), then tells us it measures.
+        let stopProfile = async () => undefined as void;
+        const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+        const latencies = (
+          await client.ask(
+            { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
+            () => {
+              served.length = 0;
+              modelRequests.length = 0;
+              modelWaits.length = 0;
+              statementsBefore = countStatements.total;
+              redisBefore = countStatements.redis;
+              countStatements.byText.clear();
+              clearTimelines();
+              cpu = process.cpuUsage();
+              pgCpu = postgresCpuMs();
+              wall = performance.now();
+              loopDelay.enable();
+              stopProfile = startProfile(
+                `${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}${s.split ? '-split' : ''}`,
+              );
+            },
+          )
+        ).times!;
+        await stopProfile();
+        loopDelay.disable();
+        const serverTimes = served.splice(0);
+        const turnRequests = modelRequests.splice(0);
+        const waits = modelWaits.splice(0);
+        const ids = turnRequests.flat();
+        const simMs = new Map((await sim.durations(ids)).map((d, i) => [ids[i], d]));
+        const simTimes = turnRequests.map((turn) => turn.reduce((sum, id) => sum + simMs.get(id)!, 0));
+        const turns = latencies.length;
+        const throughput = turns / ((performance.now() - wall) / 1000);
+        const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
+        const pgCpuPerTurn = (postgresCpuMs() - pgCpu) / turns;
+        if (process.env.BENCH_SQL) {
+          const { user, system } = process.cpuUsage(cpu);
+          process.stderr.write(
+            `CPU ms/turn: user ${(user / 1000 / turns).toFixed(2)}, system ${(system / 1000 / turns).toFixed(2)}\n`,
+          );
+          const delay = (q: number) => (loopDelay.percentile(q) / 1e6).toFixed(1);
+          process.stderr.write(
+            `event loop delay ms (1 ms timer) p50/p95/p99/max: ${delay(50)} / ${delay(95)} / ${delay(99)} / ${(loopDelay.max / 1e6).toFixed(1)}\n`,
+          );
+        }
+        const statements = (countStatements.total - statementsBefore) / turns;
+        const redis = (countStatements.redis - redisBefore) / turns;
+        if (process.env.BENCH_SQL)
+          for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
+            process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
+        if (process.env.BENCH_STEPS) {
+          process.stderr.write(`Steps of a turn, ms (the server's marks):\n${stepTable(s.concurrency > 1)}\n`);
+        } else if (process.env.BENCH_TIMELINE) {
+          const at = Number(process.env.BENCH_TIMELINE_AT ?? 0.5);
+          const timelines = turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), at, s.concurrency > 1);
+          process.stderr.write(`Turns nearest the p${at * 100} of their length, ms from receipt:\n${timelines}\n`);
+        }
+        const events = ((await countEvents(store, all)) - eventsBefore) / (turns + all.length);
+        // One turn's model requests as Parley sent them (a turn halfway through a conversation).
+        const perTurn = s.kind === 'tool' ? 2 : 1;
+        const measured = await sim.requestsFrom(firstRequest);
+        const sample = measured.slice(Math.floor(measured.length / 2 / perTurn) * perTurn).slice(0, perTurn);
+        const baselineCount = s.paced ? turns : Math.max(turns, 200);
+        const baseline = await client.ask({
+          kind: 'replay',
+          baseURL: sim.url,
+          requests: sample,
+          concurrency: s.concurrency,
+          count: baselineCount,
+          paced: s.paced,
+        });
+        const baseCpuPerTurn = baseline.cpuMs! / baselineCount;
+        const model = percentiles(baseline.times!).p50;
+        const turn = percentiles(latencies);
+        const added = percentiles(latencies.map((l) => l - model));
+        const serverAdded = percentiles(serverTimes.map((l) => l - model));
+        const simulator = percentiles(simTimes);
+        const overhead = percentiles(serverTimes.map((l, i) => l - simTimes[i]));
+        const gateway = percentiles(serverTimes.map((l, i) => l - waits[i]));
+        const base = percentiles(baseline.times!);
+        const scenario = `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`;
+        if (encrypt !== null) cpuByMode.push({ scenario, encrypt, cpu: cpuPerTurn * turns, turns });
+        rows.push([
+          `${scenario}${encrypt === null ? '' : `, encryption ${encrypt ? 'on' : 'off'}`}`,
+          String(turns),
+          ms(base),
+          ms(turn),
+          ms(added),
+          ms(serverAdded),
+          // Split: the turn runs in a job the worker fetched, outside the command's async context.
+          s.split ? '–' : ms(simulator),
+          s.split ? '–' : ms(overhead),
+          s.split ? '–' : ms(gateway),
+          `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
+          pgCpuPerTurn.toFixed(2),
+          throughput.toFixed(0),
+          events.toFixed(1),
+          statements.toFixed(1),
+          redis.toFixed(1),
+        ]);
+        process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
       }
-      const url = s.split && front ? urlOf(front) : mainUrl;
-      const lanes: string[][] = [];
-      for (let i = 0; i < s.concurrency; i++)
-        lanes.push((await client.ask({ kind: 'create', url, key, count: s.conversations, actionCode: s.action })).ids!);
-      const all = lanes.flat();
-      const eventsBefore = await countEvents(store, all);
-      const firstRequest = await sim.requestCount();
-      let statementsBefore = 0;
-      let redisBefore = 0;
-      let cpu = process.cpuUsage();
-      let pgCpu = 0;
-      let wall = performance.now();
-      const turnsPerConversation = s.paced ? PACED_TURNS : TURNS;
-      // The client warms up (one turn per conversation), then tells us it measures.
-      let stopProfile = async () => undefined as void;
-      const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-      const latencies = (
-        await client.ask(
-          { kind: 'turns', url, key, lanes, content: s.content, turnsPerConversation, paced: s.paced },
-          () => {
-            served.length = 0;
-            modelRequests.length = 0;
-            modelWaits.length = 0;
-            statementsBefore = countStatements.total;
-            redisBefore = countStatements.redis;
-            countStatements.byText.clear();
-            clearTimelines();
-            cpu = process.cpuUsage();
-            pgCpu = postgresCpuMs();
-            wall = performance.now();
-            loopDelay.enable();
-            stopProfile = startProfile(
-              `${s.kind}-${s.concurrency}${s.paced ? '-paced' : ''}${s.split ? '-split' : ''}`,
-            );
-          },
-        )
-      ).times!;
-      await stopProfile();
-      loopDelay.disable();
-      const serverTimes = served.splice(0);
-      const turnRequests = modelRequests.splice(0);
-      const waits = modelWaits.splice(0);
-      const ids = turnRequests.flat();
-      const simMs = new Map((await sim.durations(ids)).map((d, i) => [ids[i], d]));
-      const simTimes = turnRequests.map((turn) => turn.reduce((sum, id) => sum + simMs.get(id)!, 0));
-      const turns = latencies.length;
-      const throughput = turns / ((performance.now() - wall) / 1000);
-      const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
-      const pgCpuPerTurn = (postgresCpuMs() - pgCpu) / turns;
-      if (process.env.BENCH_SQL) {
-        const { user, system } = process.cpuUsage(cpu);
-        process.stderr.write(
-          `CPU ms/turn: user ${(user / 1000 / turns).toFixed(2)}, system ${(system / 1000 / turns).toFixed(2)}\n`,
-        );
-        const delay = (q: number) => (loopDelay.percentile(q) / 1e6).toFixed(1);
-        process.stderr.write(
-          `event loop delay ms (1 ms timer) p50/p95/p99/max: ${delay(50)} / ${delay(95)} / ${delay(99)} / ${(loopDelay.max / 1e6).toFixed(1)}\n`,
-        );
-      }
-      const statements = (countStatements.total - statementsBefore) / turns;
-      const redis = (countStatements.redis - redisBefore) / turns;
-      if (process.env.BENCH_SQL)
-        for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]))
-          process.stderr.write(`${(n / turns).toFixed(2)}  ${text}\n`);
-      if (process.env.BENCH_STEPS) {
-        process.stderr.write(`Steps of a turn, ms (the server's marks):\n${stepTable(s.concurrency > 1)}\n`);
-      } else if (process.env.BENCH_TIMELINE) {
-        const at = Number(process.env.BENCH_TIMELINE_AT ?? 0.5);
-        const timelines = turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), at, s.concurrency > 1);
-        process.stderr.write(`Turns nearest the p${at * 100} of their length, ms from receipt:\n${timelines}\n`);
-      }
-      const events = ((await countEvents(store, all)) - eventsBefore) / (turns + all.length);
-      // One turn's model requests as Parley sent them (a turn halfway through a conversation).
-      const perTurn = s.kind === 'tool' ? 2 : 1;
-      const measured = await sim.requestsFrom(firstRequest);
-      const sample = measured.slice(Math.floor(measured.length / 2 / perTurn) * perTurn).slice(0, perTurn);
-      const baselineCount = s.paced ? turns : Math.max(turns, 200);
-      const baseline = await client.ask({
-        kind: 'replay',
-        baseURL: sim.url,
-        requests: sample,
-        concurrency: s.concurrency,
-        count: baselineCount,
-        paced: s.paced,
-      });
-      const baseCpuPerTurn = baseline.cpuMs! / baselineCount;
-      const model = percentiles(baseline.times!).p50;
-      const turn = percentiles(latencies);
-      const added = percentiles(latencies.map((l) => l - model));
-      const serverAdded = percentiles(serverTimes.map((l) => l - model));
-      const simulator = percentiles(simTimes);
-      const overhead = percentiles(serverTimes.map((l, i) => l - simTimes[i]));
-      const gateway = percentiles(serverTimes.map((l, i) => l - waits[i]));
-      const base = percentiles(baseline.times!);
-      rows.push([
-        `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`,
-        String(turns),
-        ms(base),
-        ms(turn),
-        ms(added),
-        ms(serverAdded),
-        // Split: the turn runs in a job the worker fetched, outside the command's async context.
-        s.split ? '–' : ms(simulator),
-        s.split ? '–' : ms(overhead),
-        s.split ? '–' : ms(gateway),
-        `${baseCpuPerTurn.toFixed(2)} / ${cpuPerTurn.toFixed(2)}`,
-        pgCpuPerTurn.toFixed(2),
-        throughput.toFixed(0),
-        events.toFixed(1),
-        statements.toFixed(1),
-        redis.toFixed(1),
-      ]);
-      process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
-    }
     printTable(rows);
+    if (cpuByMode.length > 0) printEncryptionCost(cpuByMode);
   } finally {
     client?.close();
     await front?.close();
@@ -272,6 +284,22 @@ async function countEvents(store: EventStore, ids: string[]): Promise<number> {
   let n = 0;
   for (const id of ids) n += (await store.readStream(`conversation-${id}`)).length;
   return n;
+}
+
+/** The server's CPU per turn with content encryption off and on, per scenario, and what it adds. */
+function printEncryptionCost(runs: { scenario: string; encrypt: boolean; cpu: number; turns: number }[]): void {
+  process.stdout.write('\n| scenario | CPU ms/turn, encryption off | on | added |\n|---|---:|---:|---:|\n');
+  for (const scenario of [...new Set(runs.map((r) => r.scenario))]) {
+    const perTurn = (encrypt: boolean) => {
+      const of = runs.filter((r) => r.scenario === scenario && r.encrypt === encrypt);
+      return of.reduce((sum, r) => sum + r.cpu, 0) / of.reduce((sum, r) => sum + r.turns, 0);
+    };
+    const off = perTurn(false);
+    const on = perTurn(true);
+    process.stdout.write(
+      `| ${scenario} | ${off.toFixed(2)} | ${on.toFixed(2)} | ${(((on - off) / off) * 100).toFixed(1)} % |\n`,
+    );
+  }
 }
 
 function printTable(rows: string[][]): void {

@@ -35,11 +35,19 @@ const isConversation = (streamId: string) => categoryOf(streamId) === CONVERSATI
  * and the queries open it (docs/security.md, "Erasure").
  */
 export class SealingEventStore implements EventStore {
+  /**
+   * Whether a conversation's first append makes it a key (CONTENT_ENCRYPTION). Conversations
+   * that have one are sealed whatever it says; the benchmark turns it off and on between runs.
+   */
+  encrypt: boolean;
+
   constructor(
     readonly raw: EventStore,
     readonly keys: ConversationKeys,
-    private readonly options: { encrypt: boolean },
-  ) {}
+    options: { encrypt: boolean },
+  ) {
+    this.encrypt = options.encrypt;
+  }
 
   async append(
     streamId: string,
@@ -50,7 +58,7 @@ export class SealingEventStore implements EventStore {
     const conversationId = conversationIdOf(streamId);
     const started = events.find((e) => e?.type === 'ConversationStarted')?.data as { owner?: unknown } | undefined;
     const owner = typeof started?.owner === 'string' ? started.owner : null;
-    const state = await this.keys.stateOf(conversationId, this.options.encrypt, owner);
+    const state = await this.keys.stateOf(conversationId, this.encrypt, owner);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
     const seal = state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
     const sealed = events.map((e) =>
