@@ -50,7 +50,8 @@ export class ConversationKeys {
   async stateOf(conversationId: string, create = false, owner: string | null = null): Promise<KeyState> {
     if (!UUID.test(conversationId)) return { kind: 'none' };
     const cached = this.cached(conversationId);
-    if (cached) return cached;
+    // A conversation known to have no key gets one when it is to be created.
+    if (cached && !(cached.kind === 'none' && create && this.canCreate)) return cached;
     let row = (await this.rows([conversationId]))[0];
     if (!row && create && this.canCreate) {
       const key = randomBytes(32);
@@ -62,7 +63,7 @@ export class ConversationKeys {
       );
       row = (await this.rows([conversationId]))[0];
     }
-    return row ? this.remember(row) : { kind: 'none' };
+    return row ? this.remember(row) : this.rememberNone(conversationId);
   }
 
   /** The key states of many conversations, with one query for those not cached. */
@@ -76,7 +77,7 @@ export class ConversationKeys {
     }
     if (missing.length > 0) {
       for (const row of await this.rows(missing)) states.set(row.conversation_id, this.remember(row));
-      for (const id of missing) if (!states.has(id)) states.set(id, { kind: 'none' });
+      for (const id of missing) if (!states.has(id)) states.set(id, this.rememberNone(id));
     }
     return states;
   }
@@ -148,6 +149,14 @@ export class ConversationKeys {
     }
   }
 
+  /**
+   * Forgets what is cached of one conversation: a reader that found sealed content in a
+   * conversation cached as keyless (another process gave it a key since) asks again.
+   */
+  forget(conversationId: string): void {
+    this.cache.delete(conversationId);
+  }
+
   /** Forgets every cached key (tests, and a process that wants erasures elsewhere seen at once). */
   clearCache(): void {
     this.cache.clear();
@@ -172,6 +181,17 @@ export class ConversationKeys {
     return entry.state;
   }
 
+  private rememberNone(id: string): KeyState {
+    const state: KeyState = { kind: 'none' };
+    this.store(id, state);
+    return state;
+  }
+
+  private store(id: string, state: KeyState): void {
+    this.cache.set(id, { state, at: Date.now() });
+    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+  }
+
   private remember(row: KeyRow): KeyState {
     const state: KeyState =
       row.wrapped_key === null
@@ -183,8 +203,7 @@ export class ConversationKeys {
               'base64',
             ),
           };
-    this.cache.set(row.conversation_id, { state, at: Date.now() });
-    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+    this.store(row.conversation_id, state);
     return state;
   }
 }

@@ -150,6 +150,17 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     expect((await sealing(NEW_KEY).readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
   });
 
+  it('reads a conversation another process gave a key after this one cached it as keyless', async () => {
+    const id = randomUUID();
+    const streamId = `conversation-${id}`;
+    const reader = sealing(OLD_KEY, [], false);
+    await reader.append(streamId, turn().slice(0, 1));
+    expect(await rawText(streamId)).toContain('SECRET');
+    // Another process, encrypting, appends next: the conversation gets a key there.
+    await sealing(OLD_KEY).append(streamId, turn().slice(1));
+    expect((await reader.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
+  });
+
   it('leaves other categories alone', async () => {
     const streamId = `catalog-${randomUUID()}`;
     await sealing(OLD_KEY).append(streamId, [event('MessageRecorded', { content: 'SECRET-not-a-conversation' })]);

@@ -70,7 +70,13 @@ export class SealingEventStore implements EventStore {
   async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     const events = await this.raw.readStream(streamId, options);
     if (!isConversation(streamId) || events.length === 0) return events;
-    const state = await this.keys.stateOf(conversationIdOf(streamId));
+    const id = conversationIdOf(streamId);
+    const state = await this.keys.stateOf(id);
+    if (state.kind === 'none' && events.some(isSealed)) {
+      this.keys.forget(id);
+      const fresh = await this.keys.stateOf(id);
+      return events.map((e) => openEvent(e, fresh));
+    }
     return events.map((e) => openEvent(e, state));
   }
 
@@ -91,7 +97,12 @@ export class SealingEventStore implements EventStore {
         for await (const item of inner) {
           if (item.kind !== 'event' || !isConversation(item.event.streamId)) yield item;
           else {
-            const state = await keys.stateOf(conversationIdOf(item.event.streamId));
+            const id = conversationIdOf(item.event.streamId);
+            let state = await keys.stateOf(id);
+            if (state.kind === 'none' && isSealed(item.event)) {
+              keys.forget(id);
+              state = await keys.stateOf(id);
+            }
             yield { kind: 'event', event: openEvent(item.event, state) };
           }
         }
@@ -131,7 +142,14 @@ export class SealingEventStore implements EventStore {
   private async openMany(events: RecordedEvent[]): Promise<RecordedEvent[]> {
     const ids = events.filter((e) => isConversation(e.streamId)).map((e) => conversationIdOf(e.streamId));
     if (ids.length === 0) return events;
-    const states = await this.keys.statesOf(ids);
+    let states = await this.keys.statesOf(ids);
+    const stale = events.filter(
+      (e) => isConversation(e.streamId) && states.get(conversationIdOf(e.streamId))?.kind === 'none' && isSealed(e),
+    );
+    if (stale.length > 0) {
+      for (const e of stale) this.keys.forget(conversationIdOf(e.streamId));
+      states = await this.keys.statesOf(ids);
+    }
     return events.map((e) =>
       isConversation(e.streamId) ? openEvent(e, states.get(conversationIdOf(e.streamId)) ?? { kind: 'none' }) : e,
     );
@@ -143,6 +161,16 @@ export function openContent(conversationId: string, value: unknown, state: KeySt
   if (state.kind === 'none') return value;
   if (state.kind === 'erased') return openDeep(value, () => ERASED);
   return openDeep(value, (token) => openToken(state.key, conversationId, token));
+}
+
+/** Whether an event's content holds sealed values (so its conversation has a key, whatever the cache says). */
+function isSealed(event: RecordedEvent): boolean {
+  let sealed = false;
+  mapContent(event.type, event.data, (value) => {
+    if (typeof value === 'string' && value.startsWith('pc1')) sealed = true;
+    return value;
+  });
+  return sealed;
 }
 
 function openEvent(event: RecordedEvent, state: KeyState): RecordedEvent {

@@ -146,13 +146,24 @@ export class ConversationQueries {
   /** The conversation's sealed content opened: plaintext, or `[erased]` once it is erased. */
   private async open<T>(conversationId: string, value: T): Promise<T> {
     if (!this.keys) return value;
-    return openContent(conversationId, value, await this.keys.stateOf(conversationId)) as T;
+    let state = await this.keys.stateOf(conversationId);
+    // Cached as keyless, but sealed content says another process gave it a key since.
+    if (state.kind === 'none' && JSON.stringify(value ?? null).includes('"pc1')) {
+      this.keys.forget(conversationId);
+      state = await this.keys.stateOf(conversationId);
+    }
+    return openContent(conversationId, value, state) as T;
   }
 
   private async openRows(rows: Row[]): Promise<Row[]> {
     if (!this.keys || rows.length === 0) return rows;
     const ids = rows.map((r) => r.conversation_id as string);
-    const states = await this.keys.statesOf(ids);
+    let states = await this.keys.statesOf(ids);
+    const stale = ids.filter((id, i) => states.get(id)?.kind === 'none' && JSON.stringify(rows[i]).includes('"pc1'));
+    if (stale.length > 0) {
+      for (const id of stale) this.keys.forget(id);
+      states = await this.keys.statesOf(ids);
+    }
     return rows.map((r, i) => openContent(ids[i], r, states.get(ids[i]) ?? { kind: 'none' }) as Row);
   }
 
