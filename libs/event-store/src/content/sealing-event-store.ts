@@ -194,9 +194,17 @@ function isSealed(event: RecordedEvent): boolean {
 function openEvent(event: RecordedEvent, state: KeyState): RecordedEvent {
   if (state.kind === 'none') return event;
   const conversationId = conversationIdOf(event.streamId);
+  // Only the content fields hold sealed values: the rest (a start's snapshot) is not walked.
   // An erased conversation's content reads as erased even where it was stored in plaintext.
-  const data = state.kind === 'erased' ? mapContent(event.type, event.data, () => ERASED) : event.data;
-  return { ...event, data: openContent(conversationId, data, state) };
+  const data =
+    state.kind === 'erased'
+      ? mapContent(event.type, event.data, () => ERASED)
+      : mapContent(event.type, event.data, (value) =>
+          typeof value === 'string' && !value.startsWith('pc1')
+            ? value
+            : openDeep(value, (token) => openToken(state.key, conversationId, token)),
+        );
+  return data === event.data ? event : { ...event, data };
 }
 
 /** The store under a SealingEventStore (what projections read: content stays sealed), else the store itself. */
