@@ -22,19 +22,54 @@ export function sealValue(key: Buffer, conversationId: string, value: unknown): 
   return `${isText ? 'pc1s.' : 'pc1j.'}${Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64url')}`;
 }
 
+/**
+ * Recently opened tokens and their text: the turn worker and its waiters read the same new events
+ * several times a turn. Bounded by count and size; consulted only for a conversation whose key is
+ * there (an erased one never reads it), and a token opens only under its own conversation (the
+ * id is part of the cache key).
+ */
+const OPENED_MAX = 4096;
+const OPENED_MAX_CHARS = 4 * 1024 * 1024;
+const opened = new Map<string, string>();
+let openedChars = 0;
+
+function rememberOpened(cacheKey: string, text: string): void {
+  if (text.length > OPENED_MAX_CHARS / 16) return;
+  opened.set(cacheKey, text);
+  openedChars += text.length + cacheKey.length;
+  while (opened.size > OPENED_MAX || openedChars > OPENED_MAX_CHARS) {
+    const [oldest, value] = opened.entries().next().value!;
+    opened.delete(oldest);
+    openedChars -= value.length + oldest.length;
+  }
+}
+
 /** The value a token seals; the token itself when it does not open with this key (it is never guessed at). */
 export function openToken(key: Buffer, conversationId: string, token: string): unknown {
+  const cacheKey = `${conversationId}:${token}`;
+  const hit = opened.get(cacheKey);
+  if (hit !== undefined) return token.startsWith('pc1j.') ? JSON.parse(hit) : hit;
+  const text = decrypt(key, conversationId, token);
+  if (text === null) return token;
+  rememberOpened(cacheKey, text);
+  return token.startsWith('pc1j.') ? JSON.parse(text) : text;
+}
+
+/** Forgets what was opened (a conversation erased in this process: its plaintext goes too). */
+export function forgetOpened(): void {
+  opened.clear();
+  openedChars = 0;
+}
+
+function decrypt(key: Buffer, conversationId: string, token: string): string | null {
   const raw = Buffer.from(token.slice(5), 'base64url');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
     decipher.setAAD(Buffer.from(conversationId));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    const text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
-      'utf8',
-    );
-    return token.startsWith('pc1j.') ? JSON.parse(text) : text;
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   } catch {
-    return token;
+    return null;
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretCipher } from '@parley/platform';
 import type { Pool } from 'pg';
+import { forgetOpened } from './content-cipher';
 
 /** A conversation's data key, or that it was erased, or that it has none (stored before content sealing, or with it off). */
 export type KeyState = { kind: 'key'; key: Buffer } | { kind: 'erased'; erasedAt: string } | { kind: 'none' };
@@ -99,6 +100,7 @@ export class ConversationKeys {
       [conversationId, by],
     );
     const erasedAt = rows[0].erased_at.toISOString();
+    forgetOpened();
     const already = rows[0].already;
     this.cache.delete(conversationId);
     this.remember({ conversation_id: conversationId, key_id: null, wrapped_key: null, erased_at: rows[0].erased_at });
