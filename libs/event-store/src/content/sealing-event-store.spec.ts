@@ -1,5 +1,5 @@
 import { createPgPool, SecretCipher } from '@parley/platform';
-import { createTestDatabase, type TestDatabase } from '@parley/testing';
+import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { PostgresEventStore } from '../postgres/postgres-event-store';
@@ -78,16 +78,24 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
 
     const read = await store.readStream(streamId);
     expect(read.map((e) => e.data)).toEqual(turn().map((e) => e.data));
+    const feedOf = async () =>
+      (await store.readPage(null, { categories: ['conversation'] }, 1000)).events.filter(
+        (e) => e.streamId === streamId,
+      );
+    await until(async () => (await feedOf()).length === 6, 10_000, 50);
+    expect((await feedOf()).map((e) => e.data)).toEqual(turn().map((e) => e.data));
     const all = (await store.readAll({ maxCount: 1000 })).filter((e) => e.streamId === streamId);
     expect(all.map((e) => e.data)).toEqual(turn().map((e) => e.data));
-    const page = await store.readPage(null, { categories: ['conversation'] }, 1000);
-    expect(page.events.filter((e) => e.streamId === streamId).map((e) => e.data)).toEqual(turn().map((e) => e.data));
     const controller = new AbortController();
     const seen: unknown[] = [];
+    // Until all six arrived: the feed shows an append only once older transactions (of any
+    // database on the server) have ended.
+    const timer = setTimeout(() => controller.abort(), 10_000);
     for await (const item of store.subscribeToAll({ signal: controller.signal })) {
-      if (item.kind === 'caughtUp') break;
-      if (item.event.streamId === streamId) seen.push(item.event.data);
+      if (item.kind === 'event' && item.event.streamId === streamId) seen.push(item.event.data);
+      if (seen.length === 6) break;
     }
+    clearTimeout(timer);
     controller.abort();
     expect(seen).toEqual(turn().map((e) => e.data));
     // What the projections read: sealed.
