@@ -18,7 +18,7 @@
  * (new conversations each time), and prints the server's CPU ms/turn of each mode and their ratio.
  */
 import 'reflect-metadata';
-import { EVENT_STORE, SealingEventStore, type EventStore } from '../libs/event-store/src';
+import { cipherOps, EVENT_STORE, SealingEventStore, type EventStore } from '../libs/event-store/src';
 import { createLogger } from '../libs/observability/src';
 import { ApiKeysService } from '../libs/auth/src';
 import { CatalogService } from '../libs/catalog/src';
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     const rows: string[][] = [];
     const sealing = store instanceof SealingEventStore ? store : null;
     const modes = process.env.BENCH_ENCRYPTION === 'compare' && sealing ? [false, true, false, true] : [null];
-    const cpuByMode: { scenario: string; encrypt: boolean; cpu: number; turns: number; sealingMs: number }[] = [];
+    const cpuByMode: EncryptionRun[] = [];
     for (const s of SCENARIOS)
       for (const encrypt of modes) {
         if (encrypt !== null) sealing!.encrypt = encrypt;
@@ -160,6 +160,7 @@ async function main(): Promise<void> {
         let cpu = process.cpuUsage();
         let pgCpu = 0;
         let sealingBefore = 0;
+        let opsBefore = 0;
         let wall = performance.now();
         const turnsPerConversation = s.paced ? PACED_TURNS : TURNS;
         // The client warms up (one turn per conversation), then tells us it measures.
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
               clearTimelines();
               cpu = process.cpuUsage();
               sealingBefore = sealing?.spent.ms ?? 0;
+              opsBefore = cipherOps.sealed + cipherOps.opened;
               pgCpu = postgresCpuMs();
               wall = performance.now();
               loopDelay.enable();
@@ -199,6 +201,7 @@ async function main(): Promise<void> {
         const throughput = turns / ((performance.now() - wall) / 1000);
         const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
         const sealingMs = (sealing?.spent.ms ?? 0) - sealingBefore;
+        const cipherOpsPerTurn = (cipherOps.sealed + cipherOps.opened - opsBefore) / turns;
         const pgCpuPerTurn = (postgresCpuMs() - pgCpu) / turns;
         if (process.env.BENCH_SQL) {
           const { user, system } = process.cpuUsage(cpu);
@@ -246,7 +249,15 @@ async function main(): Promise<void> {
         const gateway = percentiles(serverTimes.map((l, i) => l - waits[i]));
         const base = percentiles(baseline.times!);
         const scenario = `${s.kind} turn, ${s.concurrency} concurrent${s.paced ? ', paced' : ''}${s.split ? ', command API apart' : ''}`;
-        if (encrypt !== null) cpuByMode.push({ scenario, encrypt, cpu: cpuPerTurn * turns, turns, sealingMs });
+        if (encrypt !== null)
+          cpuByMode.push({
+            scenario,
+            encrypt,
+            cpu: cpuPerTurn * turns,
+            turns,
+            sealingMs,
+            ops: cipherOpsPerTurn * turns,
+          });
         rows.push([
           `${scenario}${encrypt === null ? '' : `, encryption ${encrypt ? 'on' : 'off'}`}`,
           String(turns),
@@ -294,9 +305,17 @@ async function countEvents(store: EventStore, ids: string[]): Promise<number> {
  * as the difference of the two (whole-process CPU: noisy on a shared machine) and as the time
  * spent inside sealing and opening itself (SealingEventStore.spent) against the turn's CPU.
  */
-function printEncryptionCost(
-  runs: { scenario: string; encrypt: boolean; cpu: number; turns: number; sealingMs: number }[],
-): void {
+interface EncryptionRun {
+  scenario: string;
+  encrypt: boolean;
+  cpu: number;
+  turns: number;
+  sealingMs: number;
+  /** AES-GCM operations: values sealed and opened. */
+  ops: number;
+}
+
+function printEncryptionCost(runs: EncryptionRun[]): void {
   process.stdout.write(
     "\n| scenario | CPU ms/turn, encryption off | on | difference | sealing and opening ms/turn (on) | its share of the turn's CPU |\n|---|---:|---:|---:|---:|---:|\n",
   );
@@ -307,8 +326,9 @@ function printEncryptionCost(
     const off = perTurn(false);
     const on = perTurn(true);
     const sealing = of(true).reduce((sum, r) => sum + r.sealingMs, 0) / turnsOf(true);
+    const ops = of(true).reduce((sum, r) => sum + r.ops, 0) / turnsOf(true);
     process.stdout.write(
-      `| ${scenario} | ${off.toFixed(2)} | ${on.toFixed(2)} | ${(((on - off) / off) * 100).toFixed(1)} % | ${sealing.toFixed(3)} | ${((sealing / on) * 100).toFixed(1)} % |\n`,
+      `| ${scenario} | ${off.toFixed(2)} | ${on.toFixed(2)} | ${(((on - off) / off) * 100).toFixed(1)} % | ${sealing.toFixed(3)} | ${((sealing / on) * 100).toFixed(1)} % | ${ops.toFixed(1)} |\n`,
     );
   }
 }

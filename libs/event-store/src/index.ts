@@ -14,5 +14,5 @@ export { PostgresEventStore } from './postgres/postgres-event-store';
 export { chainOptionsOf, CONVERSATION_KEYS, conversationKeysOf, EventStoreModule } from './event-store.module';
 export { ConversationKeys, type KeyState } from './content/conversation-keys';
 export { openContent, rawStoreOf, SealingEventStore } from './content/sealing-event-store';
-export { ERASED } from './content/content-cipher';
+export { cipherOps, ERASED } from './content/content-cipher';
 export { CONTENT_FIELDS } from './content/content-fields';
