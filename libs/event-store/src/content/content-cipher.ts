@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * Sealed content: one string per content value, `pc1s.` (a string) or `pc1j.` (any other JSON
@@ -16,7 +16,7 @@ const WHOLE_TOKEN = /^pc1[sj]\.[A-Za-z0-9_-]{38,}$/;
 /** How many values this process sealed, and opened with AES (cache hits not counted): the benchmark reads them. */
 export const cipherOps = { sealed: 0, opened: 0 };
 
-export function sealValue(key: Buffer, conversationId: string, value: unknown): string {
+export function sealValue(key: KeyObject, conversationId: string, value: unknown): string {
   cipherOps.sealed++;
   const isText = typeof value === 'string';
   const iv = randomBytes(IV_BYTES);
@@ -49,7 +49,7 @@ function rememberOpened(cacheKey: string, text: string): void {
 }
 
 /** The value a token seals; the token itself when it does not open with this key (it is never guessed at). */
-export function openToken(key: Buffer, conversationId: string, token: string): unknown {
+export function openToken(key: KeyObject, conversationId: string, token: string): unknown {
   const cacheKey = `${conversationId}:${token}`;
   const hit = opened.get(cacheKey);
   if (hit !== undefined) return token.startsWith('pc1j.') ? JSON.parse(hit) : hit;
@@ -65,7 +65,7 @@ export function forgetOpened(): void {
   openedChars = 0;
 }
 
-function decrypt(key: Buffer, conversationId: string, token: string): string | null {
+function decrypt(key: KeyObject, conversationId: string, token: string): string | null {
   cipherOps.opened++;
   const raw = Buffer.from(token.slice(5), 'base64url');
   try {

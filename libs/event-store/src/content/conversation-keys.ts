@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { SecretCipher } from '@parley/platform';
 import type { Pool } from 'pg';
 import { forgetOpened } from './content-cipher';
 
 /** A conversation's data key, or that it was erased, or that it has none (stored before content sealing, or with it off). */
-export type KeyState = { kind: 'key'; key: Buffer } | { kind: 'erased'; erasedAt: string } | { kind: 'none' };
+export type KeyState = { kind: 'key'; key: KeyObject } | { kind: 'erased'; erasedAt: string } | { kind: 'none' };
 
 export interface ConversationKeysOptions {
   /** Unwrapped keys (and erasures) kept in memory, least recently used dropped first. */
@@ -200,9 +200,15 @@ export class ConversationKeys {
         ? { kind: 'erased', erasedAt: (row.erased_at ?? new Date()).toISOString() }
         : {
             kind: 'key',
-            key: Buffer.from(
-              this.cipher.decrypt({ keyId: row.key_id!, ciphertext: row.wrapped_key }, bindingOf(row.conversation_id)),
-              'base64',
+            // A KeyObject: each seal and open uses it as is, without preparing a key from bytes.
+            key: createSecretKey(
+              Buffer.from(
+                this.cipher.decrypt(
+                  { keyId: row.key_id!, ciphertext: row.wrapped_key },
+                  bindingOf(row.conversation_id),
+                ),
+                'base64',
+              ),
             ),
           };
     this.store(row.conversation_id, state);
