@@ -317,7 +317,7 @@ interface EncryptionRun {
 
 function printEncryptionCost(runs: EncryptionRun[]): void {
   process.stdout.write(
-    "\n| scenario | CPU ms/turn, encryption off | on | difference | sealing and opening ms/turn (on) | its share of the turn's CPU |\n|---|---:|---:|---:|---:|---:|\n",
+    "\n| scenario | CPU ms/turn, encryption off | on | difference | sealing and opening ms/turn (on) | its share of the turn's CPU | AES-GCM operations/turn |\n|---|---:|---:|---:|---:|---:|---:|\n",
   );
   for (const scenario of [...new Set(runs.map((r) => r.scenario))]) {
     const of = (encrypt: boolean) => runs.filter((r) => r.scenario === scenario && r.encrypt === encrypt);
