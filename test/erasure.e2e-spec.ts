@@ -3,6 +3,7 @@ import { MemoryStore } from '@parley/knowledge';
 import { PG_POOL } from '@parley/platform';
 import { until } from '@parley/testing';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
@@ -33,8 +34,9 @@ describe('erasure by crypto-shredding', () => {
     parley.call(method, path, body, bearer(key));
   const newKey = async (subject: string) =>
     (await parley.call('POST', '/api/v1/keys', { subject, roles: ['client'] })).body.key as string;
-  /** `parley <args>` as the operator, the way the CLI tests run it. */
-  const cli = (...args: string[]): Promise<{ code: number; stdout: string }> =>
+  /** `parley <args>` as the operator, the way the CLI tests run it (`keys`: other encryption keys). */
+  const cli = (...args: string[]) => cliWith({}, ...args);
+  const cliWith = (keys: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string }> =>
     new Promise((resolve) => {
       execFile(
         process.execPath,
@@ -46,6 +48,7 @@ describe('erasure by crypto-shredding', () => {
             DATABASE_URL: parley.db.url,
             PARLEY_ENCRYPTION_KEY: parley.config.security.encryptionKey!,
             LOG_LEVEL: 'silent',
+            ...keys,
           },
         },
         (err, stdout) => resolve({ code: err ? Number(err.code) : 0, stdout }),
@@ -304,5 +307,26 @@ describe('erasure by crypto-shredding', () => {
       conversations: 2,
       memories: 0,
     });
+  }, 120_000);
+  // Last: after it the server under test still holds the old key, as a server not yet restarted would.
+  it('re-wraps the data keys on `parley catalog rotate-key`: old events read with the new key alone', async () => {
+    const { id } = await fullConversation(alice);
+    const oldKey = parley.config.security.encryptionKey!;
+    const newKey = randomBytes(32).toString('hex');
+    const rotated = await cliWith(
+      { PARLEY_ENCRYPTION_KEY: newKey, PARLEY_PREVIOUS_ENCRYPTION_KEYS: oldKey },
+      'catalog',
+      'rotate-key',
+    );
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toMatch(/conversation_keys: [1-9]\d* re-wrapped/);
+    const events = await cliWith({ PARLEY_ENCRYPTION_KEY: newKey }, 'events', id);
+    expect(events.code).toBe(0);
+    expect(events.stdout).toContain('PLUMTREE');
+    expect(events.stdout).toContain('NARWHAL');
+    // The old key alone opens nothing any more.
+    const stale = await cliWith({ PARLEY_ENCRYPTION_KEY: oldKey }, 'events', id);
+    expect(stale.code).not.toBe(0);
+    expect(stale.stdout).not.toContain('PLUMTREE');
   }, 120_000);
 });

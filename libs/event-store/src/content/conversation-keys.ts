@@ -1,5 +1,6 @@
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { SecretCipher } from '@parley/platform';
+import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
 import { forgetOpened } from './content-cipher';
 
@@ -183,6 +184,19 @@ export class ConversationKeys {
     return entry.state;
   }
 
+  /** The data key of a row, unwrapped; an error that names the conversation and the key when it does not open. */
+  private unwrap(row: KeyRow): string {
+    try {
+      return this.cipher.decrypt({ keyId: row.key_id!, ciphertext: row.wrapped_key! }, bindingOf(row.conversation_id));
+    } catch (err) {
+      throw new DomainError(
+        'INTERNAL',
+        `The data key of conversation ${row.conversation_id} is wrapped with key ${row.key_id}, which is neither PARLEY_ENCRYPTION_KEY nor in PARLEY_PREVIOUS_ENCRYPTION_KEYS (or does not open it).`,
+        { conversationId: row.conversation_id, keyId: row.key_id, cause: (err as Error).message },
+      );
+    }
+  }
+
   private rememberNone(id: string): KeyState {
     const state: KeyState = { kind: 'none' };
     this.store(id, state);
@@ -201,15 +215,7 @@ export class ConversationKeys {
         : {
             kind: 'key',
             // A KeyObject: each seal and open uses it as is, without preparing a key from bytes.
-            key: createSecretKey(
-              Buffer.from(
-                this.cipher.decrypt(
-                  { keyId: row.key_id!, ciphertext: row.wrapped_key },
-                  bindingOf(row.conversation_id),
-                ),
-                'base64',
-              ),
-            ),
+            key: createSecretKey(Buffer.from(this.unwrap(row), 'base64')),
           };
     this.store(row.conversation_id, state);
     return state;
