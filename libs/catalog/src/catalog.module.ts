@@ -5,6 +5,8 @@ import { PROVIDER_ENDPOINTS } from '@parley/llm';
 import { MCP_CLIENT_CONFIG_SOURCE } from '@parley/mcp';
 import { TOOL_CONFIG_SOURCE } from '@parley/tools';
 import { CatalogAccess } from './access/catalog-access';
+import { BudgetsController } from './budgets/budgets.controller';
+import { SpendBudgets } from './budgets/spend-budgets';
 import { CatalogService } from './apply/catalog.service';
 import { CatalogController } from './http/catalog.controller';
 import { EnvironmentCatalog } from './env/environment-catalog';
@@ -29,6 +31,7 @@ const EXPORTED = [
   CatalogToolConfigSource,
   CatalogMcpClientConfigSource,
   CatalogCollectionSource,
+  SpendBudgets,
 ];
 
 /**
@@ -39,7 +42,7 @@ const EXPORTED = [
  */
 @Global()
 @Module({
-  controllers: [CatalogController],
+  controllers: [CatalogController, BudgetsController],
   providers: [
     {
       provide: SecretCipher,

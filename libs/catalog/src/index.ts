@@ -7,6 +7,8 @@ export { SnapshotResolver } from './snapshot/snapshot-resolver';
 export { ProviderCredentials } from './runtime/provider-credentials';
 export { registerCatalogCommands } from './cli/catalog.commands';
 export { SecretCipher } from './secrets/secret-cipher';
+export { SpendBudgets, budgetExceeded, refusalDetails, type Reservation } from './budgets/spend-budgets';
+export { worstCaseCost, type BudgetRefusal } from './budgets/budget-rules';
 export { CatalogCollectionSource } from './runtime/collection-source';
 export {
   environmentBundle,

@@ -150,6 +150,8 @@ function toConfig(env: Env) {
       stuckAfterMs: env.STUCK_AFTER_MS,
       /** How often a command waiting for a turn run elsewhere reads the stream when no announcement came. */
       waitPollMs: env.TURN_WAIT_POLL_MS,
+      /** max_tokens of a budgeted model call that sets none (docs/budgets.md). */
+      budgetMaxTokens: env.BUDGET_MAX_TOKENS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
     /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */
