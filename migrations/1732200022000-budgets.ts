@@ -25,7 +25,9 @@ export class Budgets1732200022000 implements MigrationInterface {
       status varchar(8) not null check (status in ('open', 'settled', 'released')),
       note varchar(200), reserved_at timestamptz not null default now(), expires_at timestamptz not null,
       settled_at timestamptz)`);
-    await q.query(`create index budget_reservations_open on budget_reservations (conversation_id) where status = 'open'`);
+    await q.query(
+      `create index budget_reservations_open on budget_reservations (conversation_id) where status = 'open'`,
+    );
     await q.query(`create table budget_holds (budget varchar(32) not null, period_start date not null,
       reservation_id uuid not null references budget_reservations on delete cascade,
       amount numeric not null, expires_at timestamptz not null, open boolean not null default true,

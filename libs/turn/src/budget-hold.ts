@@ -18,9 +18,7 @@ export interface BudgetHold {
 }
 
 export type HoldOutcome =
-  | { kind: 'free'; request: LlmRequest }
-  | { kind: 'held'; request: LlmRequest; hold: BudgetHold }
-  | { kind: 'refused' };
+  { kind: 'free'; request: LlmRequest } | { kind: 'held'; request: LlmRequest; hold: BudgetHold } | { kind: 'refused' };
 
 /**
  * Reserves the call's worst case against the budgets on its subject, agent and action (docs/budgets.md):

@@ -30,7 +30,7 @@ export function periodStart(period: BudgetPeriod, at: Date): string {
  * The prompt is an estimate (a tokenizer's count, where the provider counts its own way): it is
  * reserved with this headroom, so a call's actual cost stays under what it reserved.
  */
-const PROMPT_HEADROOM = 1.1;
+const PROMPT_HEADROOM_PERCENT = 110;
 const PROMPT_EXTRA_TOKENS = 32;
 
 /** The most a call may cost: its prompt estimate with headroom, and every completion token it may produce. */
@@ -39,7 +39,7 @@ export function worstCaseCost(
   promptTokens: number,
   maxTokens: number,
 ): number {
-  const prompt = Math.ceil(promptTokens * PROMPT_HEADROOM) + PROMPT_EXTRA_TOKENS;
+  const prompt = Math.ceil((promptTokens * PROMPT_HEADROOM_PERCENT) / 100) + PROMPT_EXTRA_TOKENS;
   return prompt * prices.inputTokenPrice + maxTokens * prices.outputTokenPrice;
 }
 

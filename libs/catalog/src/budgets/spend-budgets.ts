@@ -230,8 +230,7 @@ export class SpendBudgets {
           where id = $1 and status = 'open'`,
         [reservationId, note.slice(0, 200)],
       );
-      if (released)
-        await m.query('update budget_holds set open = false where reservation_id = $1', [reservationId]);
+      if (released) await m.query('update budget_holds set open = false where reservation_id = $1', [reservationId]);
     });
   }
 
