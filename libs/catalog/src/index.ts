@@ -9,6 +9,7 @@ export { registerCatalogCommands } from './cli/catalog.commands';
 export { SecretCipher } from './secrets/secret-cipher';
 export { SpendBudgets, budgetExceeded, refusalDetails, type Reservation } from './budgets/spend-budgets';
 export { worstCaseCost, type BudgetRefusal } from './budgets/budget-rules';
+export { budgetLedgerQuery, budgetParams } from './budgets/budgets.controller';
 export { CatalogCollectionSource } from './runtime/collection-source';
 export {
   environmentBundle,

@@ -1,10 +1,16 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { Roles } from '@parley/auth';
-import { DomainError } from '@parley/core';
+import { parseOrThrow } from '@parley/platform';
+import { z } from 'zod';
 import { SpendBudgets, type BudgetStanding, type LedgerEntry } from './spend-budgets';
 
-const LEDGER_PAGE_MAX = 500;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const budgetParams = z.strictObject({ code: z.string().min(1).max(32) });
+
+/** A page of the ledger: newest first, `before` a reservation id to page on. */
+export const budgetLedgerQuery = budgetParams.extend({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  before: z.uuid().optional(),
+});
 
 /**
  * Where a budget stands and its ledger, for admins and auditors (docs/budgets.md). Budgets are
@@ -18,24 +24,13 @@ export class BudgetsController {
   /** The current UTC period: cap, spent, and what running calls hold. */
   @Get(':code')
   standing(@Param('code') code: string): Promise<BudgetStanding> {
-    return this.budgets.standing(code);
+    return this.budgets.standing(parseOrThrow(budgetParams, { code }).code);
   }
 
-  /** Reservations and settlements, newest first; `?limit=` (default 100, at most 500) and `?before=<reservationId>`. */
+  /** Reservations and settlements, newest first. */
   @Get(':code/ledger')
-  ledger(
-    @Param('code') code: string,
-    @Query('limit') limit?: string,
-    @Query('before') before?: string,
-  ): Promise<LedgerEntry[]> {
-    const n = limit === undefined ? 100 : Number(limit);
-    const problems = [
-      ...(Number.isInteger(n) && n >= 1 && n <= LEDGER_PAGE_MAX
-        ? []
-        : [{ path: 'limit', message: `expected an integer from 1 to ${LEDGER_PAGE_MAX}` }]),
-      ...(before === undefined || UUID.test(before) ? [] : [{ path: 'before', message: 'expected a reservation id' }]),
-    ];
-    if (problems.length > 0) throw DomainError.validation(problems);
-    return this.budgets.ledger(code, { limit: n, ...(before ? { before } : {}) });
+  ledger(@Param('code') code: string, @Query() query: Record<string, unknown>): Promise<LedgerEntry[]> {
+    const { limit, before } = parseOrThrow(budgetLedgerQuery, { ...query, code });
+    return this.budgets.ledger(code, { limit, ...(before ? { before } : {}) });
   }
 }

@@ -1,5 +1,5 @@
 import { createKeyRequest } from '@parley/auth';
-import { CATALOG_DESCRIPTORS } from '@parley/catalog';
+import { budgetLedgerQuery, budgetParams, CATALOG_DESCRIPTORS } from '@parley/catalog';
 import { deleteMemoriesQuery, listMemoriesQuery } from '@parley/turn';
 import { z } from 'zod';
 import { streamQuery } from '../sse/stream.controller';
@@ -275,6 +275,20 @@ export const ROUTES: readonly RouteDoc[] = [
     status: 204,
     reply: 'none',
   },
+  get(
+    '/api/v1/budgets/{code}',
+    'getBudgetStanding',
+    "A spend budget's current UTC period: cap, spent and what running calls hold (admins and auditors)",
+    'budgets',
+    budgetParams,
+  ),
+  get(
+    '/api/v1/budgets/{code}/ledger',
+    'getBudgetLedger',
+    "A spend budget's reservations and settlements, newest first; `before` pages on (admins and auditors)",
+    'budgets',
+    budgetLedgerQuery,
+  ),
   { ...get('/health', 'health', 'Liveness', 'operations'), public: true },
   { ...get('/health/ready', 'ready', 'Readiness: PostgreSQL, Redis, NATS', 'operations'), public: true },
   { ...get('/metrics', 'metrics', 'Prometheus metrics', 'operations'), public: true, reply: 'text' },
