@@ -286,7 +286,7 @@ export const envSchema = z.object({
     'Input plus output token budget of one turn. Unset: no budget (5120 for generate). A configuration may override it.',
   ),
   BUDGET_MAX_TOKENS: int(4096, 1).describe(
-    "`max_tokens` of a model call that a spend budget applies to and that sets none itself: the call is sent with it, so its worst case is known and reserved (docs/budgets.md).",
+    '`max_tokens` of a model call that a spend budget applies to and that sets none itself: the call is sent with it, so its worst case is known and reserved (docs/budgets.md).',
   ),
   ENABLE_JSON_MODE: bool(true).describe(
     'Ask for `json_schema` output when an action has an output schema and its model the `JM` capability.',

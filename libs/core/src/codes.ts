@@ -3,7 +3,7 @@ export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
 
 /** Why a turn failed (ConversationFailed, and the `error` of a turn's reply). */
 export type TurnFailureCode =
-    | 'LLM_RUNTIME_ERROR'
+  | 'LLM_RUNTIME_ERROR'
   | 'LLM_LIMIT_EXCEEDED'
   | 'TOOL_ERRORS'
   | 'QUESTION_TIMEOUT'
