@@ -1,7 +1,14 @@
-import { SpendBudgets } from '@parley/catalog';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CatalogService, SpendBudgets } from '@parley/catalog';
+import { loadConfig } from '@parley/config';
+import { createLogger } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
+import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import { createHttpApp } from '@parley/transport';
+import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { AppModule } from '../apps/server/src/app.module';
+import { ADMIN_KEY, callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 /**
@@ -149,53 +156,13 @@ describe('spend budgets that cannot be overspent', () => {
   });
 
   it('lets 50 concurrent turns of one subject spend up to the cap and never past it', async () => {
-    // Room for 9.49 full-length replies at 256 * 0.000002 each: at most 9 can be paid for.
-    const full = 256 * 0.000002;
-    const cap = 0.00486;
-    expect((await setBudget({ code: 'HAMMER', scope: 'subject', target: 'hammer', period: 'day', cap })).status).toBe(
-      201,
+    const refused = await hammer(
+      { url: parley.url, call: parley.call, simulator: parley.simulator, pool },
+      keys.hammer,
     );
-    // Slow streams, so that many calls hold their reservations at once.
-    parley.simulator.setLatency(50);
-    const turns = await Promise.all(Array.from({ length: 50 }, () => turn('hammer', 'HELPDESK', 'HAMMER')));
-    parley.simulator.setLatency(0);
-
-    const completed = turns.filter((t) => t.body.status === 'CO');
-    const refused = turns.filter((t) => t.body.status === 'FA');
-    expect(completed.length + refused.length).toBe(50);
-    expect(completed.length).toBeGreaterThan(0);
-    expect(completed.length).toBeLessThanOrEqual(9);
-    expect(refused.length).toBeGreaterThan(0);
-    for (const { body } of refused) {
-      expect(body.error.code).toBe('BUDGET_EXCEEDED');
-      const d = body.error.details;
-      expect(d).toMatchObject({ budget: 'HAMMER', scope: 'subject', target: 'hammer', period: 'day', cap });
-      // It did not fit: what was spent, what others held and this call's worst case pass the cap.
-      expect(d.spent + d.reserved + d.amount).toBeGreaterThan(cap);
-      expect(d.amount).toBeCloseTo(full, 12);
-    }
-    // Exact, in PostgreSQL's numeric: the spend is what the completed calls cost, within the cap.
-    const { rows } = await pool.query<{ spent: string; within: boolean; settled: string; calls: number; open: number }>(
-      `select p.spent::text as spent, p.spent <= $2::numeric as within,
-              (select sum(actual)::text from budget_reservations r join budget_holds h on h.reservation_id = r.id
-                where h.budget = $1 and r.status = 'settled') as settled,
-              (select count(*)::int from budget_holds where budget = $1 and open) as open,
-              (select count(*)::int from budget_holds where budget = $1) as calls
-         from budget_periods p where p.budget = $1`,
-      ['HAMMER', String(cap)],
-    );
-    expect(rows).toHaveLength(1);
-    expect(rows[0].within).toBe(true);
-    expect(rows[0].settled).toBe(rows[0].spent);
-    expect(rows[0].open).toBe(0);
-    expect(rows[0].calls).toBe(completed.length);
-    expect(Number(rows[0].spent)).toBeCloseTo(completed.length * full, 12);
-    const standing = await parley.call('GET', '/api/v1/budgets/HAMMER');
-    expect(standing.body).toMatchObject({ code: 'HAMMER', cap, reserved: 0 });
-    expect(standing.body.spent).toBeLessThanOrEqual(cap);
     // Each refusal is counted.
     const metrics = await fetch(`${parley.url}/metrics`).then((r) => r.text());
-    expect(metrics).toMatch(new RegExp(`budget_refusals_total\\{scope="subject",period="day"\\} ${refused.length}`));
+    expect(metrics).toMatch(new RegExp(`budget_refusals_total\\{scope="subject",period="day"\\} ${refused}`));
   }, 120_000);
 
   it.each([
@@ -205,7 +172,7 @@ describe('spend budgets that cannot be overspent', () => {
     ['agent', 'SALES', 'month'],
     ['action', 'QUOTE', 'day'],
     ['action', 'QUOTE', 'month'],
-  ] as const)('enforces a %s budget per %s', async (scope, target, period) => {
+  ] as const)('enforces a %s budget (on %s) per %s', async (scope, target, period) => {
     const code = `CAP-${scope}-${period}`.toUpperCase();
     // Room for one call's worst case, not two: the second call of the period is refused.
     expect((await setBudget({ code, scope, target, period, cap: 0.0009 })).status).toBe(201);
@@ -377,4 +344,121 @@ describe('spend budgets that cannot be overspent', () => {
     expect(bad.status).toBe(400);
     expect((bad.body.error.details.problems as { path: string }[]).map((p) => p.path)).toEqual(['limit', 'before']);
   });
+});
+
+interface Target {
+  url: string;
+  call: ParleyUnderTest['call'];
+  simulator: Simulator;
+  pool: Pool;
+}
+
+/**
+ * 50 turns of the subject of `key` at once, against a day budget with room for 9.49 full-length
+ * replies (256 tokens at 0.000002): at most 9 can be paid for, and one too many would show.
+ * Returns how many were refused.
+ */
+async function hammer({ call, simulator, pool }: Target, key: string): Promise<number> {
+  const full = 256 * 0.000002;
+  const cap = 0.00486;
+  const set = await call('POST', '/api/v1/catalog/budgets', {
+    code: 'HAMMER',
+    description: 'hammer',
+    scope: 'subject',
+    target: 'hammer',
+    period: 'day',
+    cap,
+  });
+  expect(set.status).toBe(201);
+  simulator.script([{ reply: { text: 'ok', tokens: TOKENS } }]);
+  // Slow streams, so that many calls hold their reservations at once.
+  simulator.setLatency(50);
+  const turns = await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      const started = await call(
+        'POST',
+        '/api/v1/conversations',
+        { agentCode: 'HELPDESK', actionCode: 'HAMMER' },
+        bearer(key),
+      );
+      const id = started.body.conversationId as string;
+      return call(
+        'POST',
+        `/api/v1/conversations/${id}/messages`,
+        { content: 'Quote me', timeoutMs: 60_000 },
+        bearer(key),
+      );
+    }),
+  );
+  simulator.setLatency(0);
+
+  expect(turns.map((t) => t.status).filter((s) => s !== 200)).toEqual([]);
+  const completed = turns.filter((t) => t.body.status === 'CO');
+  const refused = turns.filter((t) => t.body.status === 'FA');
+  expect(completed.length + refused.length).toBe(50);
+  expect(completed.length).toBeGreaterThan(0);
+  expect(completed.length).toBeLessThanOrEqual(9);
+  expect(refused.length).toBeGreaterThan(0);
+  for (const { body } of refused) {
+    expect(body.error.code).toBe('BUDGET_EXCEEDED');
+    const d = body.error.details;
+    expect(d).toMatchObject({ budget: 'HAMMER', scope: 'subject', target: 'hammer', period: 'day', cap });
+    // It did not fit: what was spent, what others held and this call's worst case pass the cap.
+    expect(d.spent + d.reserved + d.amount).toBeGreaterThan(cap);
+    expect(d.amount).toBeCloseTo(full, 12);
+  }
+  // Exact, in PostgreSQL's numeric: the spend is what the completed calls cost, within the cap.
+  const { rows } = await pool.query<{ spent: string; within: boolean; settled: string; calls: number; open: number }>(
+    `select p.spent::text as spent, p.spent <= $2::numeric as within,
+            (select sum(actual)::text from budget_reservations r join budget_holds h on h.reservation_id = r.id
+              where h.budget = $1 and r.status = 'settled') as settled,
+            (select count(*)::int from budget_holds where budget = $1 and open) as open,
+            (select count(*)::int from budget_holds where budget = $1) as calls
+       from budget_periods p where p.budget = $1`,
+    ['HAMMER', String(cap)],
+  );
+  expect(rows).toHaveLength(1);
+  expect(rows[0].within).toBe(true);
+  expect(rows[0].settled).toBe(rows[0].spent);
+  expect(rows[0].open).toBe(0);
+  expect(rows[0].calls).toBe(completed.length);
+  expect(Number(rows[0].spent)).toBeCloseTo(completed.length * full, 12);
+  const standing = await call('GET', '/api/v1/budgets/HAMMER');
+  expect(standing.body).toMatchObject({ code: 'HAMMER', cap, reserved: 0 });
+  expect(standing.body.spent).toBeLessThanOrEqual(cap);
+  return refused.length;
+}
+
+describe('spend budgets without Redis and NATS (the in-process queue)', () => {
+  let db: TestDatabase;
+  let simulator: Simulator;
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    db = await createTestDatabase('budgets_inproc');
+    simulator = await startSimulator();
+    const config = loadConfig({
+      DATABASE_URL: db.url,
+      PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+      PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+      MAX_RUNNING_TURNS_PER_SUBJECT: '100',
+      LOG_LEVEL: 'silent',
+    });
+    expect(config.redis.url).toBeNull();
+    app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+    await app.listen(0, '127.0.0.1');
+    await app.get(CatalogService).apply(budgetCatalog(simulator.url), { dryRun: false });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await simulator?.close();
+    await db?.drop();
+  });
+
+  it('holds 50 concurrent turns of one subject to the cap', async () => {
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    const call = callerOf(url);
+    const key = (await call('POST', '/api/v1/keys', { subject: 'hammer', roles: ['client'] })).body.key as string;
+    await hammer({ url, call, simulator, pool: app.get(PG_POOL) }, key);
+  }, 120_000);
 });
