@@ -105,19 +105,19 @@ describe('spend budgets that cannot be overspent', () => {
       'target',
     ]);
 
-    const created = await setBudget({ code: 'API-SET', scope: 'agent', target: 'NOBODY', period: 'month', cap: 12.5 });
+    const created = await setBudget({ code: 'API-SET', scope: 'agent', target: 'SALES', period: 'month', cap: 12.5 });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       code: 'API-SET',
       scope: 'agent',
-      target: 'NOBODY',
+      target: 'SALES',
       period: 'month',
       cap: 12.5,
     });
     const updated = await parley.call('PUT', '/api/v1/catalog/budgets/API-SET', {
       description: 'raised',
       scope: 'agent',
-      target: 'NOBODY',
+      target: 'SALES',
       period: 'month',
       cap: 20,
     });
@@ -126,7 +126,7 @@ describe('spend budgets that cannot be overspent', () => {
 
     const applied = await parley.call('POST', '/api/v1/catalog/apply', {
       budgets: [
-        { code: 'BUNDLED', description: 'from a bundle', scope: 'action', target: 'NOTHING', period: 'day', cap: 3 },
+        { code: 'BUNDLED', description: 'from a bundle', scope: 'action', target: 'QUOTE', period: 'day', cap: 3 },
       ],
     });
     expect(applied.status).toBe(200);
@@ -139,6 +139,21 @@ describe('spend budgets that cannot be overspent', () => {
     });
     expect(badBundle.status).toBe(400);
     expect(JSON.stringify(badBundle.body.error.details)).toContain('budgets[0].period');
+    // A target that names no agent or action, or nobody, would cap nothing.
+    const unknown = await parley.call('POST', '/api/v1/catalog/apply', {
+      budgets: [
+        { code: 'B3', description: 'x', scope: 'action', target: 'NOTHING', period: 'day', cap: 3 },
+        { code: 'B4', description: 'x', scope: 'subject', target: ' ', period: 'day', cap: 3 },
+      ],
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details.problems).toEqual([
+      { path: 'budgets[0].target', message: "unknown action 'NOTHING'" },
+      { path: 'budgets[1].target', message: 'must not be empty' },
+    ]);
+    const typo = await setBudget({ code: 'B5', scope: 'agent', target: 'SALESS', period: 'day', cap: 1 });
+    expect(typo.status).toBe(400);
+    expect(typo.body.error.details.problems[0].path).toMatch(/target$/);
 
     // Budgets are an admin's: a client can neither set nor read them.
     expect(
@@ -153,6 +168,8 @@ describe('spend budgets that cannot be overspent', () => {
       ).status,
     ).toBe(403);
     expect((await as('alice')('GET', '/api/v1/budgets/API-SET')).status).toBe(403);
+    for (const code of ['API-SET', 'BUNDLED'])
+      expect((await parley.call('DELETE', `/api/v1/catalog/budgets/${code}`)).status).toBe(204);
   });
 
   it('lets 50 concurrent turns of one subject spend up to the cap and never past it', async () => {
