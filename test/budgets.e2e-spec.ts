@@ -1,11 +1,14 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CatalogService, SpendBudgets } from '@parley/catalog';
 import { loadConfig } from '@parley/config';
+import { EVENT_STORE } from '@parley/event-store';
 import { createLogger } from '@parley/observability';
 import { PG_POOL } from '@parley/platform';
-import { createTestDatabase, startSimulator, type Simulator, type TestDatabase } from '@parley/testing';
+import { createTestDatabase, startSimulator, until, type Simulator, type TestDatabase } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { ADMIN_KEY, callerOf, startParley, type ParleyUnderTest } from './support/parley-app';
@@ -478,4 +481,112 @@ describe('spend budgets without Redis and NATS (the in-process queue)', () => {
     const key = (await call('POST', '/api/v1/keys', { subject: 'hammer', roles: ['client'] })).body.key as string;
     await hammer({ url, call, simulator, pool: app.get(PG_POOL) }, key);
   }, 120_000);
+});
+
+describe('spend budgets when the worker running a call is killed', () => {
+  let db: TestDatabase;
+  let simulator: Simulator;
+  let app: NestFastifyApplication;
+  let call: ParleyUnderTest['call'];
+  let env: Record<string, string>;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase('budgets_crash');
+    simulator = await startSimulator();
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PARLEY_PREFIX: `t${randomBytes(5).toString('hex')}`,
+      PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      PARLEY_ADMIN_API_KEY: ADMIN_KEY,
+      QUEUE_LOCK_MS: '1000',
+      LOG_LEVEL: 'silent',
+    };
+    const config = loadConfig(env);
+    // This process takes commands only; the turn runs in a child worker.
+    app = await createHttpApp(AppModule.forRoot(config, { worker: false }), config, createLogger({ level: 'silent' }));
+    await app.listen(0, '127.0.0.1');
+    call = callerOf(`http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`);
+    await app.get(CatalogService).apply(budgetCatalog(simulator.url), { dryRun: false });
+  });
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await app?.close();
+    await simulator?.close();
+    await db?.drop();
+  });
+
+  const startWorker = (): Promise<ChildProcess> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['-r', './tools/register.js', 'test/support/worker-child.ts'], {
+        cwd: join(__dirname, '..'),
+        env: { ...process.env, ...env, PORT: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let err = '';
+      child.stderr!.on('data', (d) => (err += String(d)));
+      child.stdout!.on('data', (d) => /ready \d+/.test(String(d)) && resolve(child));
+      child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
+    });
+
+  it("releases the dead run's reservation when another worker runs the turn, and settles the new call", async () => {
+    expect(
+      (
+        await call('POST', '/api/v1/catalog/budgets', {
+          code: 'WORKERS',
+          description: 'helpdesk',
+          scope: 'agent',
+          target: 'HELPDESK',
+          period: 'day',
+          cap: 1,
+        })
+      ).status,
+    ).toBe(201);
+    simulator.script([
+      { reply: { text: 'A reply that streams slowly, so that its worker dies in the middle of it.', tokens: TOKENS } },
+    ]);
+    simulator.setLatency(60);
+    const first = await startWorker();
+    const id = (await call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    expect(
+      (await call('POST', `/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false })).status,
+    ).toBe(202);
+    const ledger = async () =>
+      (await call('GET', '/api/v1/budgets/WORKERS/ledger')).body as {
+        status: string;
+        note: string | null;
+        actual: number | null;
+      }[];
+    await until(async () => (await ledger()).some((e) => e.status === 'open'), 15_000, 50);
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    expect((await call('GET', '/api/v1/budgets/WORKERS')).body.reserved).toBeGreaterThan(0);
+
+    await startWorker();
+    const store = app.get(EVENT_STORE);
+    await until(
+      async () =>
+        (await store.readStream(`conversation-${id}`)).some(
+          (e: { type: string }) => e.type === 'ConversationCompleted',
+        ),
+      30_000,
+      100,
+    );
+    // A second run of the turn, if the queue started one, stops once it sees the turn completed.
+    await until(async () => (await ledger()).every((e) => e.status !== 'open'), 15_000, 100);
+    const entries = await ledger();
+    // The dead run's reservation (the oldest) was released by the next run of the turn; the call
+    // that completed the turn settled. (A second run the queue may start beside the first after a
+    // crash reserves on its own; its call settles or is released when it stops.)
+    expect(entries.at(-1)).toMatchObject({ status: 'released', note: 'released: its run ended without settling' });
+    expect(entries.filter((e) => e.status === 'open' || e.status === 'expired')).toEqual([]);
+    const settled = entries.filter((e) => e.status === 'settled');
+    expect(settled.length).toBeGreaterThan(0);
+    for (const e of settled) expect(e.actual).toBeCloseTo(ACTUAL, 12);
+    const standing = (await call('GET', '/api/v1/budgets/WORKERS')).body;
+    expect(standing.reserved).toBe(0);
+    expect(standing.spent).toBeCloseTo(settled.length * ACTUAL, 12);
+  }, 90_000);
 });
