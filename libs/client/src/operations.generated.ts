@@ -44,10 +44,13 @@ export interface TurnReply {
     outputTokens: number;
     estimatedCost: number;
   };
-  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID). The command itself succeeded: HTTP 200, a NATS result. */
+  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID, BUDGET_EXCEEDED). The command itself succeeded: HTTP 200, a NATS result. */
   error?: {
     code: string;
     message: string;
+    details?: {
+      [key: string]: unknown;
+    };
   };
 }
 
