@@ -362,6 +362,12 @@ export const envSchema = z.object({
   STUCK_AFTER_MS: int(600_000, 1000).describe(
     'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
   ),
+  STREAM_EVENT_WINDOW_MS: int(1000, 0).describe(
+    "A streamed reply's deltas are stored as one `ChunksReceived` event at the latest this long after the batch's first delta (live deltas go out at once regardless).",
+  ),
+  STREAM_EVENT_MAX_CHARS: int(2048, 16).describe(
+    'A `ChunksReceived` batch is closed, and stored within a few milliseconds, once its text and reasoning reach this many characters.',
+  ),
   TURN_WAIT_POLL_MS: int(100, 10).describe(
     'How often a command waiting for a turn that another process runs reads the stream when no announcement came.',
   ),

@@ -7,10 +7,14 @@ export interface Batch {
   count: number;
 }
 
-/** A batch is stored at the latest this long after its first delta. */
-const FLUSH_MS = 50;
-/** A batch closes at this many deltas (one ChunksReceived event never holds more). */
-const FLUSH_DELTAS = 32;
+/** How a stream is cut into ChunksReceived events (`STREAM_EVENT_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`). */
+export interface ChunkWindow {
+  /** A batch is stored at the latest this long after its first delta. */
+  windowMs: number;
+  /** A batch closes once its text and reasoning reach this many characters. */
+  maxChars: number;
+}
+
 /**
  * A closed batch is stored within this long, together with whatever else is ready by then: a
  * stream faster than the store (a local model, a cached reply) costs one append for several
@@ -19,8 +23,10 @@ const FLUSH_DELTAS = 32;
 const CLOSED_BATCH_MS = 5;
 
 /**
- * Collects streamed deltas into ChunksReceived batches (at most 32 deltas, stored within ~50 ms
- * of their first delta), never one event per token. The attempt's ModelCallStarted rides with
+ * Collects streamed deltas into ChunksReceived batches, cut by time (a batch is stored within
+ * `windowMs` of its first delta, 1 s by default) and by size (`maxChars`, 2,048 by default),
+ * never one event per token: the live deltas reach followers at once over LIVE_DELTAS, so the
+ * stored record of a stream need not be fine-grained. The attempt's ModelCallStarted rides with
  * the first batch (or with the attempt's outcome): a crash before it is stored only means the
  * call is made again, which is what a stored but unfinished call means too.
  */
@@ -28,6 +34,7 @@ export class ChunkBuffer {
   private text = '';
   private reasoning = '';
   private count = 0;
+  private chars = 0;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = 0;
   private failure: unknown = null;
@@ -42,6 +49,7 @@ export class ChunkBuffer {
     private readonly ctx: TurnContext,
     private readonly batch: (chunks: Batch) => ConversationEvent,
     started: ConversationEvent,
+    private readonly window: ChunkWindow,
   ) {
     this.pending = [started];
   }
@@ -51,10 +59,11 @@ export class ChunkBuffer {
     if (kind === 'text') this.text += delta;
     else this.reasoning += delta;
     this.count++;
-    if (this.count >= FLUSH_DELTAS) {
+    this.chars += delta.length;
+    if (this.chars >= this.window.maxChars) {
       this.close();
       this.flushWithin(CLOSED_BATCH_MS);
-    } else this.flushWithin(FLUSH_MS);
+    } else if (this.count === 1) this.flushWithin(this.window.windowMs);
   }
 
   /** Appends everything not stored yet; rethrows a failed earlier flush (a preempted turn). */
@@ -92,6 +101,7 @@ export class ChunkBuffer {
     this.text = '';
     this.reasoning = '';
     this.count = 0;
+    this.chars = 0;
   }
 
   /** Turns the open batch into a ChunksReceived event waiting to be stored. */
@@ -101,6 +111,7 @@ export class ChunkBuffer {
     this.text = '';
     this.reasoning = '';
     this.count = 0;
+    this.chars = 0;
   }
 
   /** Makes sure a flush happens within `ms` (an earlier one already due stays). */
