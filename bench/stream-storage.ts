@@ -167,6 +167,7 @@ export function printStreamStorage(rows: StreamStorageRow[]): void {
     'text bytes',
     'ChunksReceived events',
     'their bytes',
+    'their bytes / text',
     "the turn's events",
     'their bytes',
     'turn bytes / text',
@@ -175,6 +176,6 @@ export function printStreamStorage(rows: StreamStorageRow[]): void {
   process.stdout.write(`\n| ${head.join(' | ')} |\n|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|\n`);
   for (const r of rows)
     process.stdout.write(
-      `| ${r.tokensPerSecond} tokens/s | ${r.textBytes} | ${r.chunkEvents} | ${r.chunkBytes} | ${r.turnEvents} | ${r.turnBytes} | ${(r.turnBytes / r.textBytes).toFixed(2)} × | ${r.chunkDataBytes.toFixed(0)} / ${r.chunkMetadataBytes.toFixed(0)} / ${r.chunkEvents ? (r.chunkBytes / r.chunkEvents).toFixed(0) : '–'} |\n`,
+      `| ${r.tokensPerSecond} tokens/s | ${r.textBytes} | ${r.chunkEvents} | ${r.chunkBytes} | ${(r.chunkBytes / r.textBytes).toFixed(2)} × | ${r.turnEvents} | ${r.turnBytes} | ${(r.turnBytes / r.textBytes).toFixed(2)} × | ${r.chunkDataBytes.toFixed(0)} / ${r.chunkMetadataBytes.toFixed(0)} / ${r.chunkEvents ? (r.chunkBytes / r.chunkEvents).toFixed(0) : '–'} |\n`,
     );
 }

@@ -10,7 +10,7 @@ const modelCallStarted: ConversationEvent = {
 };
 
 /** A small window, so the timings below stay short: 50 ms, or 64 characters. */
-const WINDOW = { windowMs: 50, maxChars: 64 };
+const WINDOW = { windowMs: 50, maxWindowMs: 50, maxChars: 64 };
 
 const chunksOf = (batch: { text: string; reasoning: string; count: number }): ConversationEvent => ({
   type: 'ChunksReceived',
@@ -96,6 +96,32 @@ describe('ChunkBuffer', () => {
     const events = await stored();
     expect(batches(events).map((b) => b.text)).toEqual(['Hello', ' there']);
     expect(events.filter((e) => e.type === 'ModelCallStarted')).toHaveLength(1);
+  });
+
+  it('lets each later batch of a slow stream wait twice as long as the one before, up to the longest window', async () => {
+    const { ctx, stored } = await runningTurn();
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted, { windowMs: 40, maxWindowMs: 100, maxChars: 1000 });
+    const started = Date.now();
+    const storedAt: number[] = [];
+    const append = ctx.append.bind(ctx);
+    ctx.append = (events) => {
+      storedAt.push(Date.now() - started);
+      return append(events);
+    };
+    // A delta every 10 ms or so for 600 ms.
+    while (Date.now() - started < 600) {
+      buffer.add('text', 'x');
+      await sleep(10);
+    }
+    // Windows of 40, 80, then 100 ms (capped): stored near 40, 120, 220, 320, 420 and 520 ms.
+    const gaps = storedAt.slice(1).map((t, i) => t - storedAt[i]);
+    expect(storedAt[0]).toBeLessThan(100);
+    expect(gaps[0]).toBeGreaterThanOrEqual(70);
+    expect(gaps.slice(1).every((g) => g >= 90)).toBe(true);
+    expect(storedAt.length).toBeGreaterThanOrEqual(3);
+    expect(storedAt.length).toBeLessThanOrEqual(6);
+    expect(batches(await stored()).length).toBe(storedAt.length);
+    buffer.drain();
   });
 
   it('keeps the start of a call that streamed nothing for its outcome, and drops an abandoned attempt', async () => {

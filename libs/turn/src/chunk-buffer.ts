@@ -7,10 +7,15 @@ export interface Batch {
   count: number;
 }
 
-/** How a stream is cut into ChunksReceived events (`STREAM_EVENT_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`). */
+/**
+ * How a stream is cut into ChunksReceived events (`STREAM_EVENT_WINDOW_MS`,
+ * `STREAM_EVENT_MAX_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`).
+ */
 export interface ChunkWindow {
-  /** A batch is stored at the latest this long after its first delta. */
+  /** The first batch is stored at the latest this long after its first delta. */
   windowMs: number;
+  /** Each later batch may wait twice as long as the one before, up to this. */
+  maxWindowMs: number;
   /** A batch closes once its text and reasoning reach this many characters. */
   maxChars: number;
 }
@@ -23,10 +28,14 @@ export interface ChunkWindow {
 const CLOSED_BATCH_MS = 5;
 
 /**
- * Collects streamed deltas into ChunksReceived batches, cut by time (a batch is stored within
- * `windowMs` of its first delta, 1 s by default) and by size (`maxChars`, 2,048 by default),
- * never one event per token: the live deltas reach followers at once over LIVE_DELTAS, so the
- * stored record of a stream need not be fine-grained. The attempt's ModelCallStarted rides with
+ * Collects streamed deltas into ChunksReceived batches, cut by time and by size, never one event
+ * per token: the live deltas reach followers at once over LIVE_DELTAS, so the stored record of a
+ * stream need not be fine-grained. The first batch is stored within `windowMs` of its first delta
+ * (1 s by default), so a stream's start is soon on record; each later one may wait twice as long
+ * as the one before, up to `maxWindowMs` (8 s), so a long reply at a person's reading speed is a
+ * handful of events whose envelopes weigh little beside their text; a batch that reaches
+ * `maxChars` (2,048) is stored at once. A crash loses at most one window of stored text, and
+ * the call is made again anyway. The attempt's ModelCallStarted rides with
  * the first batch (or with the attempt's outcome): a crash before it is stored only means the
  * call is made again, which is what a stored but unfinished call means too.
  */
@@ -35,6 +44,8 @@ export class ChunkBuffer {
   private reasoning = '';
   private count = 0;
   private chars = 0;
+  /** How long the open batch may wait after its first delta. */
+  private windowMs: number;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = 0;
   private failure: unknown = null;
@@ -52,6 +63,7 @@ export class ChunkBuffer {
     private readonly window: ChunkWindow,
   ) {
     this.pending = [started];
+    this.windowMs = window.windowMs;
   }
 
   add(kind: 'text' | 'reasoning', delta: string): void {
@@ -63,7 +75,7 @@ export class ChunkBuffer {
     if (this.chars >= this.window.maxChars) {
       this.close();
       this.flushWithin(CLOSED_BATCH_MS);
-    } else if (this.count === 1) this.flushWithin(this.window.windowMs);
+    } else if (this.count === 1) this.flushWithin(this.windowMs);
   }
 
   /** Appends everything not stored yet; rethrows a failed earlier flush (a preempted turn). */
@@ -112,6 +124,7 @@ export class ChunkBuffer {
     this.reasoning = '';
     this.count = 0;
     this.chars = 0;
+    this.windowMs = Math.min(this.windowMs * 2, this.window.maxWindowMs);
   }
 
   /** Makes sure a flush happens within `ms` (an earlier one already due stays). */
