@@ -289,11 +289,15 @@ export interface QueryInputs {
     conversationId: string;
     minPosition?: string;
   };
-  /** Tokens and cost grouped by day, agent, action or model */
+  /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
   getUsage: {
-    groupBy: 'day' | 'agent' | 'action' | 'model';
+    groupBy: 'day' | 'subject' | 'agent' | 'action' | 'model';
     from?: string;
     to?: string;
+    subject?: string;
+    agent?: string;
+    action?: string;
+    model?: string;
     minPosition?: string;
   };
   /** The raw event stream with metadata */
@@ -370,7 +374,7 @@ export interface QueryReplies {
   getToolCalls: unknown;
   /** The model calls of a conversation */
   getModelCalls: unknown;
-  /** Tokens and cost grouped by day, agent, action or model */
+  /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
   getUsage: unknown;
   /** The raw event stream with metadata */
   getEvents: unknown;

@@ -176,9 +176,9 @@ export const QUERIES: readonly Operation[] = [
   }),
   query({
     name: 'getUsage',
-    summary: 'Tokens and cost grouped by day, agent, action or model',
+    summary: 'Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own)',
     input: usageQuery,
-    roles: AUDITORS,
+    roles: ['client', ...AUDITORS],
     handler: UsageQueries,
     run: (usage, input, { caller }) => usage.getUsage(caller, input),
     path: '/api/v1/usage',
