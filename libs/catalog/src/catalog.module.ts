@@ -5,6 +5,7 @@ import { PROVIDER_ENDPOINTS } from '@parley/llm';
 import { MCP_CLIENT_CONFIG_SOURCE } from '@parley/mcp';
 import { TOOL_CONFIG_SOURCE } from '@parley/tools';
 import { CatalogAccess } from './access/catalog-access';
+import { CatalogSelfService } from './access/self-service';
 import { BudgetsController } from './budgets/budgets.controller';
 import { SpendBudgets } from './budgets/spend-budgets';
 import { CatalogService } from './apply/catalog.service';
@@ -26,6 +27,7 @@ const EXPORTED = [
   CatalogReader,
   CatalogQueries,
   CatalogAccess,
+  CatalogSelfService,
   SnapshotResolver,
   ProviderCredentials,
   CatalogToolConfigSource,

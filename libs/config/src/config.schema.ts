@@ -365,6 +365,15 @@ export const envSchema = z.object({
   STUCK_AFTER_MS: int(600_000, 1000).describe(
     'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
   ),
+  STREAM_EVENT_WINDOW_MS: int(1000, 0).describe(
+    'The first `ChunksReceived` event of a streamed reply is stored at the latest this long after its first delta (live deltas go out at once regardless); each later batch may wait twice as long as the one before.',
+  ),
+  STREAM_EVENT_MAX_WINDOW_MS: int(8000, 0).describe(
+    'The longest a `ChunksReceived` batch waits after its first delta, however long the reply.',
+  ),
+  STREAM_EVENT_MAX_CHARS: int(2048, 16).describe(
+    'A `ChunksReceived` batch is closed, and stored within a few milliseconds, once its text and reasoning reach this many characters.',
+  ),
   TURN_WAIT_POLL_MS: int(100, 10).describe(
     'How often a command waiting for a turn that another process runs reads the stream when no announcement came.',
   ),
