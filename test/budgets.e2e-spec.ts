@@ -192,7 +192,7 @@ describe('spend budgets that cannot be overspent', () => {
     ['agent', 'SALES', 'month'],
     ['action', 'QUOTE', 'day'],
     ['action', 'QUOTE', 'month'],
-  ] as const)('enforces a %s budget (on %s) per %s', async (scope, target, period) => {
+  ] as const)('enforces the cap of a budget on the %s %s, per %s', async (scope, target, period) => {
     const code = `CAP-${scope}-${period}`.toUpperCase();
     // Room for one call's worst case, not two: the second call of the period is refused. Day
     // budgets are set through the API, month budgets through a bundle.
