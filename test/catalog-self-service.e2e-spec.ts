@@ -62,7 +62,13 @@ describe('self-service catalog: clients own providers and models, share them, an
   };
 
   beforeAll(async () => {
-    parley = await startParley('catalog_self_service', {}, testCatalog);
+    // Clients' own providers may point at the simulator's host only (localhost, which
+    // LLM_PROVIDER_ALLOWED_HOSTS allows, stays out).
+    parley = await startParley(
+      'catalog_self_service',
+      { SELF_SERVICE_PROVIDER_ALLOWED_HOSTS: '127.0.0.1' },
+      testCatalog,
+    );
     nc = await connect({ servers: '127.0.0.1:4222' });
     const key = async (subject: string, roles: string[]) =>
       (await parley.call('POST', '/api/v1/keys', { subject, roles })).body.key as string;
@@ -107,6 +113,33 @@ describe('self-service catalog: clients own providers and models, share them, an
       description: 'Runs on Alice’s model',
       model: 'ALI-CHAT',
     });
+  });
+
+  it('refuses a client’s own provider outside SELF_SERVICE_PROVIDER_ALLOWED_HOSTS, whoever writes it', async () => {
+    const local = await asAlice(
+      'POST',
+      '/api/v1/catalog/providers',
+      provider({ code: 'LOC', baseUrl: 'http://localhost:6379/v1' }),
+    );
+    expect(errorOf(local)).toEqual([400, 'VALIDATION_FAILED']);
+    expect(local.body.error.details.problems).toEqual([
+      { path: 'baseUrl', message: expect.stringContaining('SELF_SERVICE_PROVIDER_ALLOWED_HOSTS') },
+    ]);
+    expect((await asAlice('GET', '/api/v1/catalog/providers/LOC')).status).toBe(404);
+    // An admin may still point an instance-wide provider there (LLM_PROVIDER_ALLOWED_HOSTS allows it) …
+    const wide = await parley.call('POST', '/api/v1/catalog/providers', {
+      ...provider({ code: 'LOCW', baseUrl: 'http://localhost:1/v1' }),
+      instanceWide: true,
+    });
+    expect(wide.status).toBe(201);
+    expect((await parley.call('DELETE', '/api/v1/catalog/providers/LOCW')).status).toBe(204);
+    // … but a provider a client owns is held to the narrower list, whoever wrote it.
+    const owned = await parley.call('POST', '/api/v1/catalog/providers', {
+      ...provider({ code: 'LOCO', baseUrl: 'http://localhost:1/v1' }),
+      owner: 'alice',
+      instanceWide: false,
+    });
+    expect(errorOf(owned)).toEqual([400, 'VALIDATION_FAILED']);
   });
 
   it('refuses a client every other collection, the bundle, instanceWide and another owner, writing nothing', async () => {

@@ -386,6 +386,12 @@ export const envSchema = z.object({
     .describe(
       'Comma-separated hosts that HTTP tools may call, checked on every redirect too: `host`, `*.domain`, optional `:port`. Empty: no HTTP tool may run.',
     ),
+  SELF_SERVICE_PROVIDER_ALLOWED_HOSTS: z
+    .string()
+    .default('api.openai.com,*.openai.azure.com')
+    .describe(
+      "Comma-separated hosts the `baseUrl` of a provider a client creates for itself may name (as `LLM_PROVIDER_ALLOWED_HOSTS`, which must allow it too), checked when it is written and before each call. The default leaves out this machine, so a client's provider cannot make Parley call local ports.",
+    ),
   LLM_PROVIDER_ALLOWED_HOSTS: z
     .string()
     .default('api.openai.com,*.openai.azure.com,127.0.0.1,localhost')

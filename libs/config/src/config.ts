@@ -161,6 +161,8 @@ function toConfig(env: Env) {
     /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */
     catalog: {
       providerAllowedHosts: splitList(env.LLM_PROVIDER_ALLOWED_HOSTS),
+      /** Where a provider a client owns may point, within providerAllowedHosts. */
+      selfServiceProviderAllowedHosts: splitList(env.SELF_SERVICE_PROVIDER_ALLOWED_HOSTS),
       mcpHttpAllowedHosts: splitList(env.MCP_HTTP_ALLOWED_HOSTS),
       mcpStdioCommands: splitList(env.MCP_STDIO_COMMANDS),
     },
