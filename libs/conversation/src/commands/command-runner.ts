@@ -33,7 +33,11 @@ const MAX_CONFLICT_RETRIES = 5;
  * Kill and terminate must win over a running turn however often it appends: they retry every
  * conflict (after a short random wait, so they do not retry in step with the turn) for this long.
  */
-const PREVAILING = new Set<ConversationCommand['type']>(['KillConversation', 'TerminateConversation', 'EraseConversation']);
+const PREVAILING = new Set<ConversationCommand['type']>([
+  'KillConversation',
+  'TerminateConversation',
+  'EraseConversation',
+]);
 const PREVAIL_FOR_MS = 30_000;
 
 /**

@@ -181,7 +181,7 @@ export const COMMANDS: readonly Operation[] = [
   }),
   command({
     name: 'eraseConversation',
-    summary: "Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner)",
+    summary: 'Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner)',
     input: eraseConversationInput,
     roles: CLIENTS,
     handler: EraseConversationHandler,
@@ -190,7 +190,7 @@ export const COMMANDS: readonly Operation[] = [
   }),
   command({
     name: 'eraseSubject',
-    summary: "Erase every conversation of a subject and delete its long-term memories (admin or the subject)",
+    summary: 'Erase every conversation of a subject and delete its long-term memories (admin or the subject)',
     input: eraseSubjectInput,
     roles: CLIENTS,
     handler: EraseSubjectHandler,

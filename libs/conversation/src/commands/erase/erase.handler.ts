@@ -43,12 +43,11 @@ export class EraseConversationHandler {
     // Before the key goes: nobody but the owner or an admin destroys it.
     assertCanCommand(ctx.caller, owner);
     const { erasedAt } = await this.keys.erase(input.conversationId, ctx.caller.subject);
-    const done = await this.runner.execute(
-      input.conversationId,
-      ctx,
-      { type: 'EraseConversation' },
-      (meta) => ({ type: 'EraseConversation', data: {}, meta }),
-    );
+    const done = await this.runner.execute(input.conversationId, ctx, { type: 'EraseConversation' }, (meta) => ({
+      type: 'EraseConversation',
+      data: {},
+      meta,
+    }));
     this.repository.forget(input.conversationId);
     return { ...commandReplyOf(input.conversationId, done.state, done.position), erasedAt };
   }
