@@ -267,6 +267,29 @@ describe('erasure by crypto-shredding', () => {
     expect(verified.stdout).toMatch(/^ok: \d+ events verified/);
   }, 120_000);
 
+  it('stops a turn in progress: the erasure kills it, and nothing it still appends holds content', async () => {
+    parley.simulator.script([{ reply: { hang: true } }]);
+    const as = asKey(alice);
+    const id = (await as('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body
+      .conversationId as string;
+    await as('POST', `/api/v1/conversations/${id}/messages`, { content: SECRETS.message, wait: false });
+    // The model was asked and does not answer: the turn is in progress.
+    await until(async () => parley.simulator.requests.length > 0, 10_000, 50);
+    const erased = await as('POST', `/api/v1/conversations/${id}/erase`, {});
+    expect(erased.body).toMatchObject({ status: 'KI' });
+    const events = await store.readStream(`conversation-${id}`);
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['ConversationKilled', 'ConversationErased']);
+    expect(events.find((e) => e.type === 'ConversationKilled')!.data).toEqual({ reason: 'erased' });
+    noSecret('a killed turn', JSON.stringify(events.map((e) => e.data)));
+    // Bad subjects are refused and change nothing; an unknown one erases nothing.
+    expect((await parley.call('POST', '/api/v1/subjects/%20/erase', {})).body.error.code).toBe('VALIDATION_FAILED');
+    expect((await parley.call('POST', '/api/v1/subjects/nobody-at-all/erase', {})).body).toEqual({
+      subject: 'nobody-at-all',
+      conversations: 0,
+      memories: 0,
+    });
+  }, 60_000);
+
   it('erases every conversation and long-term memory of a subject, and only that subject', async () => {
     const memories = new MemoryStore(pool);
     await memories.init();
