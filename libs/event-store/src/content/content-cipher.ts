@@ -19,16 +19,20 @@ export const cipherOps = { sealed: 0, opened: 0 };
 export function sealValue(key: KeyObject, conversationId: string, value: unknown): string {
   cipherOps.sealed++;
   const isText = typeof value === 'string';
+  const text = isText ? value : JSON.stringify(value);
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(conversationId));
-  const data = Buffer.concat([cipher.update(isText ? value : JSON.stringify(value), 'utf8'), cipher.final()]);
-  return `${isText ? 'pc1s.' : 'pc1j.'}${Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64url')}`;
+  const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  const token = `${isText ? 'pc1s.' : 'pc1j.'}${Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64url')}`;
+  // The turn and its waiters read what they appended right after: they need not decrypt it.
+  rememberOpened(`${conversationId}:${token}`, text);
+  return token;
 }
 
 /**
- * Recently opened tokens and their text: the turn worker and its waiters read the same new events
- * several times a turn. Bounded by count and size; consulted only for a conversation whose key is
+ * Recently sealed and opened tokens and their text: the turn worker and its waiters read the same
+ * new events several times a turn. Bounded by count and size; consulted only for a conversation whose key is
  * there (an erased one never reads it), and a token opens only under its own conversation (the
  * id is part of the cache key).
  */

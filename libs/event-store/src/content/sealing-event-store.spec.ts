@@ -1,12 +1,12 @@
 import { createPgPool, SecretCipher } from '@parley/platform';
 import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { PostgresEventStore } from '../postgres/postgres-event-store';
 import type { EventToAppend } from '../event-store.port';
 import { ConversationKeys } from './conversation-keys';
-import { ERASED } from './content-cipher';
-import { SealingEventStore } from './sealing-event-store';
+import { ERASED, forgetOpened, openToken, sealValue } from './content-cipher';
+import { openContent, SealingEventStore } from './sealing-event-store';
 
 const OLD_KEY = randomBytes(32).toString('hex');
 const NEW_KEY = randomBytes(32).toString('hex');
@@ -76,6 +76,8 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     expect(stored).toContain('ORDER_STATUS');
     expect(stored).toContain('"tokenCount":9');
 
+    // As another process would: nothing opened or sealed here is remembered.
+    forgetOpened();
     const read = await store.readStream(streamId);
     expect(read.map((e) => e.data)).toEqual(turn().map((e) => e.data));
     const feedOf = async () =>
@@ -148,6 +150,7 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     const streamId = `conversation-${randomUUID()}`;
     await sealing(OLD_KEY).append(streamId, turn());
     // The new key current, the old one still known: readable, then rotated.
+    forgetOpened();
     const rotating = sealing(NEW_KEY, [OLD_KEY]);
     expect((await rotating.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
     expect(await rotating.keys.rotate()).toBeGreaterThanOrEqual(1);
@@ -155,6 +158,7 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     const { rows } = await pool.query('select distinct key_id from conversation_keys where wrapped_key is not null');
     expect(rows).toHaveLength(1);
     // The old key forgotten: still readable.
+    forgetOpened();
     expect((await sealing(NEW_KEY).readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
   });
 
@@ -166,6 +170,7 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     expect(await rawText(streamId)).toContain('SECRET');
     // Another process, encrypting, appends next: the conversation gets a key there.
     await sealing(OLD_KEY).append(streamId, turn().slice(1));
+    forgetOpened();
     expect((await reader.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
   });
 
@@ -173,5 +178,42 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     const streamId = `catalog-${randomUUID()}`;
     await sealing(OLD_KEY).append(streamId, [event('MessageRecorded', { content: 'SECRET-not-a-conversation' })]);
     expect(await rawText(streamId)).toContain('SECRET');
+  });
+});
+
+describe('sealed values', () => {
+  const key = createSecretKey(randomBytes(32));
+  const a = randomUUID();
+
+  it('open only in their own conversation, and a copy elsewhere stays sealed', () => {
+    const token = sealValue(key, a, 'SECRET');
+    forgetOpened();
+    expect(openToken(key, a, token)).toBe('SECRET');
+    forgetOpened();
+    expect(openToken(key, randomUUID(), token)).toBe(token);
+  });
+
+  it('open inside JSON texts and sentences as the read models keep them, and read as [erased] once erased', () => {
+    const answer = sealValue(key, a, 'SECRET "quoted"');
+    const output = sealValue(key, a, { total: 7 });
+    const row = {
+      result: JSON.stringify({ answers: { size: answer } }),
+      content: `The user rejected this tool call: ${answer}.`,
+      output,
+      createdAt: new Date(0),
+    };
+    forgetOpened();
+    expect(openContent(a, row, { kind: 'key', key })).toEqual({
+      result: JSON.stringify({ answers: { size: 'SECRET "quoted"' } }),
+      content: 'The user rejected this tool call: SECRET "quoted".',
+      output: { total: 7 },
+      createdAt: new Date(0),
+    });
+    expect(openContent(a, row, { kind: 'erased', erasedAt: '' })).toEqual({
+      result: JSON.stringify({ answers: { size: ERASED } }),
+      content: `The user rejected this tool call: ${ERASED}.`,
+      output: ERASED,
+      createdAt: new Date(0),
+    });
   });
 });
