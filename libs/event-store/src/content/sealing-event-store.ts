@@ -62,7 +62,11 @@ export class SealingEventStore implements EventStore {
     const owner = typeof started?.owner === 'string' ? started.owner : null;
     const state = await this.keys.stateOf(conversationId, this.encrypt, owner);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
-    const seal = state.kind === 'key' ? (value: unknown) => sealValue(state.key, conversationId, value) : () => ERASED;
+    // An empty text (no reasoning in a chunk) says nothing: it stays as it is.
+    const seal =
+      state.kind === 'key'
+        ? (value: unknown) => (value === '' ? value : sealValue(state.key, conversationId, value))
+        : () => ERASED;
     const sealed = this.timed(() =>
       events.map((e) =>
         e && typeof e === 'object' && typeof e.type === 'string' ? { ...e, data: mapContent(e.type, e.data, seal) } : e,
