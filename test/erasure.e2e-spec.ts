@@ -1,9 +1,9 @@
-import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { CONVERSATION_KEYS, EVENT_STORE, type ConversationKeys, type EventStore } from '@parley/event-store';
 import { MemoryStore } from '@parley/knowledge';
 import { PG_POOL } from '@parley/platform';
 import { until } from '@parley/testing';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
@@ -310,6 +310,8 @@ describe('erasure by crypto-shredding', () => {
     await fact('bob', 'bob likes tea');
 
     expect((await asKey(bob)('POST', '/api/v1/subjects/carol/erase', {})).body.error.code).toBe('FORBIDDEN');
+    // A key whose conversation was never stored (a start that failed after it was made) is skipped.
+    await parley.app.get<ConversationKeys>(CONVERSATION_KEYS).stateOf(randomUUID(), true, 'carol');
     const res = await asKey(carol)('POST', '/api/v1/subjects/carol/erase', {});
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ subject: 'carol', conversations: 2, memories: 1 });

@@ -89,8 +89,17 @@ export class EraseSubjectHandler {
       [input.subject],
     );
     const ids = [...new Set([...(await this.keys.conversationsOf(input.subject)), ...rows.map((r) => r.id)])];
-    for (const id of ids) await this.conversations.execute({ conversationId: id }, ctx);
-    return { subject: input.subject, conversations: ids.length, memories: await this.eraseMemories(input.subject) };
+    let erased = 0;
+    for (const id of ids) {
+      try {
+        await this.conversations.execute({ conversationId: id }, ctx);
+        erased++;
+      } catch (err) {
+        // A key whose conversation was never stored (its start failed after the key was made).
+        if (!(err instanceof DomainError && err.code === 'NOT_FOUND')) throw err;
+      }
+    }
+    return { subject: input.subject, conversations: erased, memories: await this.eraseMemories(input.subject) };
   }
 
   private async eraseMemories(subject: string): Promise<number> {
