@@ -275,6 +275,13 @@ export const ROUTES: readonly RouteDoc[] = [
     status: 204,
     reply: 'none',
   },
+  get('/api/v1/whoami', 'whoami', "The caller's subject and roles", 'operations'),
+  get(
+    '/api/v1/status',
+    'getStatus',
+    'Dependencies, projection lag, queue depth, running turns and breakers (auditors, admins)',
+    'operations',
+  ),
   { ...get('/health', 'health', 'Liveness', 'operations'), public: true },
   { ...get('/health/ready', 'ready', 'Readiness: PostgreSQL, Redis, NATS', 'operations'), public: true },
   { ...get('/metrics', 'metrics', 'Prometheus metrics', 'operations'), public: true, reply: 'text' },
