@@ -21,7 +21,7 @@ function newest(path: string): number {
 export function ensureUiBuilt(log: (line: string) => void = () => undefined): 'built' | 'fresh' {
   if (existsSync(STAMP) && statSync(STAMP).mtimeMs >= Math.max(...SOURCES.map(newest))) return 'fresh';
   log('building the dashboard (ui/ → dist/ui)…');
-  const vite = require.resolve('vite/bin/vite.js', { paths: [ROOT] });
+  const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
   const run = spawnSync(process.execPath, [vite, 'build', '--config', join(ROOT, 'ui', 'vite.config.mts')], {
     cwd: ROOT,
     stdio: 'inherit',

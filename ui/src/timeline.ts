@@ -37,6 +37,7 @@ export interface Question {
   key: string;
   question: string;
   options?: string[];
+  /** Absent means required. */
   required?: boolean;
 }
 

@@ -26,11 +26,13 @@ export function AnswerForm({
       {questions.map((q) => {
         const id = `answer-${q.key}`;
         const set = (value: string) => setAnswers({ ...answers, [q.key]: value });
+        // A question is required unless it says otherwise (as the AskUserQuestion tool defines it).
+        const required = q.required !== false;
         return (
           <div class="field" key={q.key}>
             <label for={id}>
               {q.question}
-              {q.required && (
+              {required && (
                 <span class="required" aria-hidden="true">
                   {' '}
                   (required)
@@ -41,7 +43,7 @@ export function AnswerForm({
               <select
                 id={id}
                 name={q.key}
-                required={q.required}
+                required={required}
                 value={answers[q.key] ?? ''}
                 onChange={(e) => set(e.currentTarget.value)}
               >
@@ -56,7 +58,7 @@ export function AnswerForm({
               <input
                 id={id}
                 name={q.key}
-                required={q.required}
+                required={required}
                 value={answers[q.key] ?? ''}
                 onInput={(e) => set(e.currentTarget.value)}
               />

@@ -226,6 +226,7 @@ export function ConversationPage({ id, who }: { id: string; who: Who }) {
               </p>
               <button
                 type="button"
+                class="approve"
                 onClick={() => void act(`Approve ${t.name}`, `/tool-calls/${t.id.slice(1)}/approve`, { wait: false })}
               >
                 Approve {t.name}

@@ -39,15 +39,16 @@ const toCsv = (group: string, keys: string[], rows: Row[]) =>
 /** Usage charts (uPlot) by day, agent, action, model or subject, with the numbers as a table and CSV. */
 export function UsagePage() {
   const [group, setGroup] = useState<(typeof GROUPS)[number]>('day');
-  const [rows, setRows] = useState<Row[] | null>(null);
+  // The rows with the grouping they were asked for, so nothing draws one group's rows as another's.
+  const [answer, setAnswer] = useState<{ group: string; rows: Row[] } | null>(null);
+  const rows = answer?.group === group ? answer.rows : null;
   const [error, setError] = useState<string | null>(null);
   const chart = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
-    setRows(null);
     setError(null);
     api<Row[]>('/api/v1/usage', { query: { groupBy: group } })
-      .then(setRows)
+      .then((r) => setAnswer({ group, rows: r }))
       .catch((err: unknown) => setError(describe(err)));
   }, [group]);
 
@@ -93,7 +94,7 @@ export function UsagePage() {
       el,
     );
     return () => plot.destroy();
-  }, [rows]);
+  }, [answer, group]);
 
   return (
     <section aria-labelledby="usage-title">
@@ -132,7 +133,7 @@ export function UsagePage() {
           ref={chart}
           class="chart"
           data-testid="usage-chart"
-          data-group={group}
+          data-group={rows ? group : undefined}
           role="img"
           aria-label={`Usage by ${group}`}
         />

@@ -1,0 +1,246 @@
+import { Client } from 'pg';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN_KEY, startParley, type ParleyUnderTest } from '../support/parley-app';
+import { testCatalog } from '../support/test-catalog';
+import { launchBrowser, openPage, screenshot, seriousViolations, signIn, tabTo } from './browser';
+
+jest.setTimeout(60_000);
+
+const LONG_REPLY = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+
+/**
+ * The dashboard as a person uses it: Chromium (playwright-core) against the running server and
+ * the model simulator, under the server's own Content-Security-Policy.
+ */
+describe('the dashboard at /ui, in a browser', () => {
+  let parley: ParleyUnderTest;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+  let clientKey: string;
+
+  const start = async (actionCode: string) => {
+    const res = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode });
+    expect(res.status).toBe(201);
+    return res.body.conversationId as string;
+  };
+  const send = (id: string, content: string, wait = true) =>
+    parley.call('POST', `/api/v1/conversations/${id}/messages`, { content, wait });
+  const open = async (id: string) => {
+    await page.goto(`${parley.url}/ui/conversations/${id}`);
+    await page.getByRole('log', { name: 'Timeline' }).waitFor();
+  };
+  const expectAccessible = async () => expect(await seriousViolations(page)).toEqual([]);
+
+  beforeAll(async () => {
+    parley = await startParley('ui', {}, testCatalog, undefined, { latencyMs: 25 });
+    browser = await launchBrowser();
+    ({ page, problems } = await openPage(browser));
+    const created = await parley.call('POST', '/api/v1/keys', { subject: 'shop', roles: ['client'] });
+    clientKey = created.body.key;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await parley?.close();
+  });
+  beforeEach(() => parley.simulator.reset());
+  afterEach(() => expect(problems.splice(0)).toEqual([]));
+
+  it('signs in with an API key kept in sessionStorage, and lists conversations with their counts', async () => {
+    for (const text of ['hello', 'again']) await send(await start('CHAT'), text);
+    await page.goto(`${parley.url}/ui/`);
+    await expectAccessible();
+    await signIn(page, parley.url, ADMIN_KEY);
+    expect(
+      await page.evaluate(() => [(globalThis as any).sessionStorage.length, (globalThis as any).localStorage.length]),
+    ).toEqual([1, 0]);
+    await page.getByTestId('conversations').locator('tbody tr').nth(1).waitFor();
+    await page.locator('[data-testid=counts] [data-status=CO]').waitFor();
+    expect(await page.locator('[data-testid=counts] [data-status=CO] strong').textContent()).toBe('2');
+    await expectAccessible();
+    await screenshot(page, 'conversations');
+  });
+
+  it('watches a reply stream into the timeline while the model writes it', async () => {
+    parley.simulator.script([{ reply: { text: LONG_REPLY } }]);
+    const id = await start('CHAT');
+    await open(id);
+    expect((await send(id, 'tell me a story', false)).status).toBe(202);
+    const seen = new Set<string>();
+    const assistant = page.locator('[data-kind=message].assistant');
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && (await assistant.count()) === 0;) {
+      const live = await page
+        .locator('[data-testid=live-text]')
+        .textContent()
+        .catch(() => null);
+      if (live) seen.add(live);
+      await page.waitForTimeout(30);
+    }
+    await expect(assistant.textContent()).resolves.toContain('word39');
+    // The text grew in place, part by part, before the reply was recorded.
+    const partial = [...seen].filter((t) => t.length > 0 && t.length < LONG_REPLY.length);
+    expect(partial.length).toBeGreaterThanOrEqual(2);
+    expect(partial.every((t) => LONG_REPLY.startsWith(t))).toBe(true);
+    await page.locator('[data-kind=model]').first().waitFor();
+    expect(await page.locator('[data-kind=model]').first().textContent()).toMatch(/attempt 1: ok .* in \/ .* out/);
+    await expectAccessible();
+    await screenshot(page, 'conversation');
+  });
+
+  it('answers a pending question through the form built from it, by keyboard only', async () => {
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: {
+          toolCalls: [
+            {
+              name: 'AskUserQuestion',
+              arguments: {
+                questions: [
+                  { key: 'size', question: 'Which size?', options: ['S', 'M', 'L'], required: true },
+                  { key: 'note', question: 'Anything else?', required: false },
+                ],
+              },
+            },
+          ],
+        },
+      },
+      { when: { toolResult: { name: 'AskUserQuestion' } }, reply: { text: 'Noted your size.' } },
+    ]);
+    const id = await start('ANSWER');
+    expect((await send(id, 'I want a shirt')).body.status).toBe('WA');
+    await open(id);
+    const size = page.getByLabel('Which size?');
+    await size.waitFor();
+    expect(await page.locator('.answers .required').count()).toBe(1);
+    expect(await size.locator('option').allTextContents()).toEqual(['Choose…', 'S', 'M', 'L']);
+    await expectAccessible();
+    await tabTo(page, '#answer-size');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('gift wrap');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-kind=message].assistant', { hasText: 'Noted your size.' }).waitFor();
+    expect(await page.locator('[data-kind=question]').textContent()).toContain('Which size? → M');
+    const answered = await parley.call('GET', `/api/v1/conversations/${id}/events?limit=100`);
+    const submitted = answered.body.find((e: any) => e.type === 'AnswersSubmitted');
+    expect(submitted.data.answers).toEqual({ size: 'M', note: 'gift wrap' });
+    await screenshot(page, 'answer');
+  });
+
+  it('approves a tool call by keyboard only, and shows it run', async () => {
+    parley.simulator.script([
+      {
+        when: { noToolResult: true },
+        reply: { toolCalls: [{ name: 'CANCEL_ORDER', arguments: { orderId: 'A-7' }, id: 'call-cancel' }] },
+      },
+      { when: { toolResult: { name: 'CANCEL_ORDER' } }, reply: { text: 'Order A-7 is cancelled.' } },
+    ]);
+    const id = await start('CANCEL');
+    expect((await send(id, 'cancel A-7')).body.status).toBe('WA');
+    await open(id);
+    await page.getByRole('button', { name: 'Approve CANCEL_ORDER' }).waitFor();
+    await expectAccessible();
+    await tabTo(page, 'button.approve');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe(
+      'Approve CANCEL_ORDER',
+    );
+    await page.keyboard.press('Enter');
+    await page.locator('[data-kind=message].assistant', { hasText: 'Order A-7 is cancelled.' }).waitFor();
+    const tool = page.locator('[data-kind=tool]');
+    await expect(tool.textContent()).resolves.toMatch(/CANCEL_ORDER\s*ok · \d+ ms/);
+    await screenshot(page, 'approval');
+  });
+
+  it('draws the usage chart from the recorded usage', async () => {
+    const usage = async () => (await parley.call('GET', '/api/v1/usage?groupBy=agent')).body;
+    // The projections have caught up once the list counts every conversation the tests started.
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await page.waitForTimeout(100))
+      if ((await usage())[0]?.conversations === 5) break;
+    const expected = await usage();
+    await page.goto(`${parley.url}/ui/usage`);
+    await page.getByLabel('Group by').selectOption('agent');
+    const chart = page.getByTestId('usage-chart');
+    await page.waitForFunction(() =>
+      (globalThis as any).document.querySelector('[data-testid=usage-chart][data-group=agent] canvas'),
+    );
+    const points = JSON.parse((await chart.getAttribute('data-points'))!);
+    expect(points.labels).toEqual(['HELPDESK']);
+    expect(points.series.inputTokens).toEqual([expected[0].inputTokens]);
+    expect(points.series.outputTokens).toEqual([expected[0].outputTokens]);
+    expect(expected[0].inputTokens).toBeGreaterThan(0);
+    await page.getByLabel('Group by').selectOption('day');
+    await page.waitForFunction(() =>
+      (globalThis as any).document.querySelector('[data-testid=usage-chart][data-group=day] canvas'),
+    );
+    const byDay = JSON.parse((await chart.getAttribute('data-points'))!);
+    expect(byDay.series.inputTokens.reduce((a: number, b: number) => a + b, 0)).toBe(expected[0].inputTokens);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    const csv = await streamText(await download.createReadStream());
+    expect(csv.split('\n')[0]).toMatch(/^day,.*inputTokens,outputTokens,estimatedCost/);
+    await expectAccessible();
+    await screenshot(page, 'usage');
+  });
+
+  it('shows that the hash chain holds, then names the revision of an event changed in the database', async () => {
+    const id = await start('CHAT');
+    await send(id, 'remember this');
+    await open(id);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await expect(page.getByTestId('verify').textContent()).resolves.toMatch(/holds: \d+ events checked/);
+    let forged = -1;
+    const db = new Client({ connectionString: parley.db.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query(
+        `update es_events set data = jsonb_set(data, '{content}', '"forged"') where global_position =
+           (select min(global_position) from es_events where stream_id = $1 and event_type = 'MessageRecorded')
+         returning revision`,
+        [`conversation-${id}`],
+      );
+      forged = Number(rows[0].revision);
+    } finally {
+      await db.end();
+    }
+    await page.getByRole('button', { name: 'Verify' }).click();
+    expect(forged).toBeGreaterThan(0);
+    await page.getByText(`The hash chain breaks at revision ${forged}`).waitFor();
+    await screenshot(page, 'verify');
+  });
+
+  it('shows the health of the service, and refuses it to a client without the role', async () => {
+    await page.goto(`${parley.url}/ui/health`);
+    await page.getByTestId('health').waitFor();
+    expect(await page.getByRole('row', { name: /postgres/ }).textContent()).toContain('ok');
+    await expectAccessible();
+    await screenshot(page, 'health');
+    await page.goto(`${parley.url}/ui/catalog`);
+    await page.getByTestId('catalog').waitFor();
+    await page.getByRole('heading', { name: 'Apply a bundle' }).waitFor();
+    await expectAccessible();
+
+    const client = await openPage(browser);
+    try {
+      await signIn(client.page, parley.url, clientKey);
+      await client.page.goto(`${parley.url}/ui/health`);
+      await expect(client.page.getByTestId('refused').textContent()).resolves.toContain('FORBIDDEN');
+      await screenshot(client.page, 'health-refused');
+      await client.page.goto(`${parley.url}/ui/catalog`);
+      await client.page.getByTestId('catalog').waitFor();
+      expect(await client.page.getByRole('heading', { name: 'Apply a bundle' }).count()).toBe(0);
+      expect(client.problems).toEqual([]);
+    } finally {
+      await client.page.context().close();
+    }
+  });
+});
+
+async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
