@@ -83,6 +83,7 @@ describe('the dashboard at /ui, in a browser', () => {
     expect(partial.every((t) => LONG_REPLY.startsWith(t))).toBe(true);
     await page.locator('[data-kind=model]').first().waitFor();
     expect(await page.locator('[data-kind=model]').first().textContent()).toMatch(/attempt 1: ok .* in \/ .* out/);
+    await page.getByTestId('status').filter({ hasText: 'completed' }).waitFor();
     await expectAccessible();
     await screenshot(page, 'conversation');
   });

@@ -86,17 +86,25 @@ export function ConversationPage({ id, who }: { id: string; who: Who }) {
   const [message, setMessage] = useState('');
   const refreshing = useRef(0);
 
-  // The header reads the read models at the position of the last event seen (read-your-writes).
+  // The header reads the read models at the position of the last event seen (read-your-writes),
+  // at most every 150 ms while events stream in.
+  const pending = useRef<number | null>(null);
   useEffect(() => {
-    if (!timeline.lastPosition) return;
-    const mine = ++refreshing.current;
-    const timer = setTimeout(() => {
+    if (!timeline.lastPosition || pending.current !== null) return;
+    pending.current = window.setTimeout(() => {
+      pending.current = null;
+      const mine = ++refreshing.current;
       api<Conversation>(`/api/v1/conversations/${id}`, { query: { minPosition: timeline.lastPosition } })
         .then((c) => mine === refreshing.current && setConversation(c))
         .catch(() => undefined);
     }, 150);
-    return () => clearTimeout(timer);
   }, [id, timeline.lastRevision]);
+  useEffect(
+    () => () => {
+      if (pending.current !== null) clearTimeout(pending.current);
+    },
+    [],
+  );
 
   const act = async (label: string, path: string, body: unknown = {}) => {
     setNotice(null);
