@@ -69,10 +69,10 @@ describe('the dashboard at /ui, in a browser', () => {
     const seen = new Set<string>();
     const assistant = page.locator('[data-kind=message].assistant');
     for (const deadline = Date.now() + 20_000; Date.now() < deadline && (await assistant.count()) === 0;) {
-      const live = await page
-        .locator('[data-testid=live-text]')
-        .textContent()
-        .catch(() => null);
+      // Read without waiting: the streaming row goes away once the reply is recorded.
+      const live = await page.evaluate(
+        () => (globalThis as any).document.querySelector('[data-testid=live-text]')?.textContent as string | undefined,
+      );
       if (live) seen.add(live);
       await page.waitForTimeout(30);
     }
@@ -156,10 +156,15 @@ describe('the dashboard at /ui, in a browser', () => {
 
   it('draws the usage chart from the recorded usage', async () => {
     const usage = async () => (await parley.call('GET', '/api/v1/usage?groupBy=agent')).body;
-    // The projections have caught up once the list counts every conversation the tests started.
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await page.waitForTimeout(100))
-      if ((await usage())[0]?.conversations === 5) break;
-    const expected = await usage();
+    // The last turns' final events may still be projecting: wait until no turn runs and the usage holds still.
+    let expected = await usage();
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+      await page.waitForTimeout(300);
+      const [now, counts] = [await usage(), (await parley.call('GET', '/api/v1/conversations/counts')).body];
+      const settled = JSON.stringify(now) === JSON.stringify(expected) && !counts.byStatus.RU;
+      expected = now;
+      if (settled && now[0]?.conversations === 5) break;
+    }
     await page.goto(`${parley.url}/ui/usage`);
     await page.getByLabel('Group by').selectOption('agent');
     const chart = page.getByTestId('usage-chart');
@@ -217,6 +222,8 @@ describe('the dashboard at /ui, in a browser', () => {
     await page.goto(`${parley.url}/ui/health`);
     await page.getByTestId('health').waitFor();
     expect(await page.getByRole('row', { name: /postgres/ }).textContent()).toContain('ok');
+    // The simulator's provider has answered every turn above: its breaker is closed.
+    expect(await page.getByRole('row', { name: 'SIM' }).textContent()).toContain('closed');
     await expectAccessible();
     await screenshot(page, 'health');
     await page.goto(`${parley.url}/ui/catalog`);
