@@ -85,6 +85,7 @@ export function ConversationPage({ id, who }: { id: string; who: Who }) {
   const [verified, setVerified] = useState<Verified | null>(null);
   const [message, setMessage] = useState('');
   const refreshing = useRef(0);
+  const applied = useRef(0);
 
   // The header reads the read models at the position of the last event seen (read-your-writes),
   // at most every 150 ms while events stream in.
@@ -95,7 +96,12 @@ export function ConversationPage({ id, who }: { id: string; who: Who }) {
       pending.current = null;
       const mine = ++refreshing.current;
       api<Conversation>(`/api/v1/conversations/${id}`, { query: { minPosition: timeline.lastPosition } })
-        .then((c) => mine === refreshing.current && setConversation(c))
+        .then((c) => {
+          // An answer older than one already shown is dropped; a newer one is shown even while more are on the way.
+          if (mine < applied.current) return;
+          applied.current = mine;
+          setConversation(c);
+        })
         .catch(() => undefined);
     }, 150);
   }, [id, timeline.lastRevision]);
