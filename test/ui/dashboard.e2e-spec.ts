@@ -229,7 +229,15 @@ describe('the dashboard at /ui, in a browser', () => {
     await page.goto(`${parley.url}/ui/catalog`);
     await page.getByTestId('catalog').waitFor();
     await page.getByRole('heading', { name: 'Apply a bundle' }).waitFor();
+    await page.getByLabel('YAML bundle').fill('agentTypes:\n  - { code: HUMN, description: Human in the loop }\n');
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    await expect(page.getByTestId('diff').textContent()).resolves.toContain('HUMN');
+    expect((await parley.call('GET', '/api/v1/catalog/agent-types/HUMN')).status).toBe(404);
     await expectAccessible();
+    await screenshot(page, 'catalog-diff');
+    await page.getByRole('button', { name: 'Confirm and apply' }).click();
+    await page.getByText('Applied.').waitFor();
+    expect((await parley.call('GET', '/api/v1/catalog/agent-types/HUMN')).body).toMatchObject({ code: 'HUMN' });
 
     const client = await openPage(browser);
     try {

@@ -85,10 +85,10 @@ export function CatalogPage({ who }: { who: Who }) {
   );
 }
 
+/** What an apply changes (or would): per entity, the keys created, updated and left unchanged. */
 interface Applied {
-  dryRun?: boolean;
-  changes?: unknown;
-  [k: string]: unknown;
+  dryRun: boolean;
+  changes: Record<string, { created: string[]; updated: string[]; unchanged: string[] }>;
 }
 
 function ApplyBundle() {
@@ -132,8 +132,27 @@ function ApplyBundle() {
       </form>
       {diff && (
         <div data-testid="diff">
-          <h3>What it would change</h3>
-          <pre>{JSON.stringify(diff, null, 2)}</pre>
+          <table class="list">
+            <caption>What it would change (dry run)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Entity</th>
+                <th scope="col">Created</th>
+                <th scope="col">Updated</th>
+                <th scope="col">Unchanged</th>
+              </tr>
+            </thead>
+            <tbody>
+              {Object.entries(diff.changes).map(([entity, c]) => (
+                <tr key={entity}>
+                  <th scope="row">{entity}</th>
+                  <td>{c.created.join(', ')}</td>
+                  <td>{c.updated.join(', ')}</td>
+                  <td>{c.unchanged.length}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
           <button
             type="button"
             onClick={() =>
