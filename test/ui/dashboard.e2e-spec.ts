@@ -150,7 +150,8 @@ describe('the dashboard at /ui, in a browser', () => {
     await page.keyboard.press('Enter');
     await page.locator('[data-kind=message].assistant', { hasText: 'Order A-7 is cancelled.' }).waitFor();
     const tool = page.locator('[data-kind=tool]');
-    await expect(tool.textContent()).resolves.toMatch(/CANCEL_ORDER\s*ok · \d+ ms/);
+    await expect(tool.textContent()).resolves.toMatch(/CANCEL_ORDER\s*ok · \d+ ms · approved/);
+    await page.getByTestId('status').filter({ hasText: 'completed' }).waitFor();
     await screenshot(page, 'approval');
   });
 

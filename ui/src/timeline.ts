@@ -42,7 +42,16 @@ export interface Question {
 }
 
 export type Item =
-  | { kind: 'message'; id: string; role: 'US' | 'AS'; content: string | null; reasoning?: string; at: string }
+  | {
+      kind: 'message';
+      id: string;
+      role: 'US' | 'AS';
+      content: string | null;
+      reasoning?: string;
+      /** The tools an assistant's message asked for. */
+      calls: string[];
+      at: string;
+    }
   | { kind: 'live'; id: string; text: string; reasoning: string }
   | { kind: 'model'; id: string; turnNo: number; callNo: number; attempts: Attempt[] }
   | {
@@ -54,6 +63,8 @@ export type Item =
       result?: string;
       durationMs?: number;
       code?: string;
+      /** How its approval went, for a call that needed one. */
+      approval?: 'approved' | 'approved automatically' | 'rejected';
     }
   | { kind: 'question'; id: string; toolCallId: string; questions: Question[]; answers?: Record<string, string> }
   | { kind: 'failure'; id: string; code: string; message: string }
@@ -112,6 +123,7 @@ export class Timeline {
           role: s('role') as 'US' | 'AS',
           content: (d.content as string | null) ?? null,
           reasoning: (d.reasoning as string | undefined) || undefined,
+          calls: ((d.toolCalls as { name: string }[] | undefined) ?? []).map((c) => c.name),
           at: e.createdAt,
         });
         return;
@@ -154,11 +166,15 @@ export class Timeline {
         return;
       }
       case 'ToolCallApproved':
-        this.tool(s('toolCallId')).outcome = 'approved';
+        Object.assign(this.tool(s('toolCallId')), {
+          outcome: 'approved',
+          approval: d.by === 'auto' ? 'approved automatically' : 'approved',
+        });
         return;
       case 'ToolCallRejected':
         Object.assign(this.tool(s('toolCallId'), s('name')), {
           outcome: 'rejected',
+          approval: 'rejected',
           result: (d.reason as string | null) ?? undefined,
           code: d.code as string | undefined,
         });

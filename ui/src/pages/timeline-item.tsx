@@ -15,6 +15,7 @@ export function TimelineItem({ item }: { item: Item }) {
             </details>
           )}
           {item.content && <p class="pre">{item.content}</p>}
+          {item.calls.length > 0 && <p class="muted">Calls {item.calls.join(', ')}</p>}
         </article>
       );
     case 'live':
@@ -56,6 +57,7 @@ export function TimelineItem({ item }: { item: Item }) {
           <span class="tag">tool</span> <strong>{item.name}</strong> <span class="outcome">{item.outcome}</span>
           {item.durationMs !== undefined && <span> · {ms(item.durationMs)}</span>}
           {item.code && <span> · {item.code}</span>}
+          {item.approval && item.approval !== item.outcome && <span> · {item.approval}</span>}
           <details>
             <summary>Arguments and result</summary>
             <pre>{item.args}</pre>
