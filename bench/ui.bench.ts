@@ -5,6 +5,8 @@
  * runs in this process on a fresh database (dropped at the end); events are appended straight
  * through the event store and projected as in production. Run with `npm run bench:ui`.
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the functions given to page.evaluate run in the
+   browser, whose globals this Node program has no types for. */
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
@@ -152,24 +154,49 @@ async function timeline(page: Page, url: string, id: string, events: number, tur
       { polling: 'raf' },
     );
     renders.push(Date.now() - started);
+    const cdp = process.env.BENCH_UI_TRACE ? await page.context().newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     const tasks = await page.evaluate(async () => {
       const g = globalThis as any;
       const log = g.document.querySelector('[role=log]');
       const seen: number[] = [];
       const observer = new g.PerformanceObserver((list: any) => {
-        for (const e of list.getEntries()) seen.push(e.duration);
+        for (const e of list.getEntries()) {
+          seen.push(e.duration);
+          g.console.log(`longtask ${e.duration.toFixed(0)} ms at +${(e.startTime - t0).toFixed(0)} ms`);
+        }
       });
       observer.observe({ type: 'longtask' });
       const renderTasks = (g.performance.getEntriesByType?.('longtask') ?? []).map((e: any) => e.duration);
+      const t0 = g.performance.now();
       log.scrollTop = 0;
+      await new Promise((r) => g.requestAnimationFrame(r));
+      g.console.log(`top reached at +${(g.performance.now() - t0).toFixed(0)} ms`);
       for (let y = 0; y <= log.scrollHeight; y += 350) {
         log.scrollTop = y;
         await new Promise((r) => g.requestAnimationFrame(r));
       }
+      g.console.log(`bottom reached at +${(g.performance.now() - t0).toFixed(0)} ms`);
       await new Promise((r) => setTimeout(r, 200));
       observer.disconnect();
       return { scroll: seen, render: renderTasks };
     });
+    if (cdp) {
+      const { profile } = (await cdp.send('Profiler.stop')) as any;
+      const self = new Map<string, number>();
+      const dt = new Map<number, number>();
+      profile.samples.forEach((id: number, i: number) => dt.set(id, (dt.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+      for (const n of profile.nodes) {
+        const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`;
+        self.set(key, (self.get(key) ?? 0) + (dt.get(n.id) ?? 0) / 1000);
+      }
+      const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 15);
+      for (const [k, v] of top) process.stdout.write(`  [profile] ${v.toFixed(0)} ms ${k}\n`);
+    }
     longest = {
       render: Math.max(longest.render, ...tasks.render, 0),
       scroll: Math.max(longest.scroll, ...tasks.scroll, 0),
@@ -212,6 +239,7 @@ async function main(): Promise<void> {
       `seeded ${CONVERSATIONS} conversations and one of ${TIMELINE_EVENTS}+ events in ${Date.now() - seeding} ms\n`,
     );
     const { page } = await openPage(browser);
+    if (process.env.BENCH_UI_TRACE) page.on('console', (m) => process.stdout.write(`  [page] ${m.text()}\n`));
     await signIn(page, url, ADMIN_KEY);
     row(['scenario', 'target', 'result', 'met?']);
     row(['---', '---', '---', '---']);

@@ -199,20 +199,17 @@ describe('the dashboard at /ui, in a browser', () => {
     await open(id);
     await page.getByRole('button', { name: 'Verify' }).click();
     await expect(page.getByTestId('verify').textContent()).resolves.toMatch(/holds: \d+ events checked/);
-    let forged = -1;
     const db = new Client({ connectionString: parley.db.url });
     await db.connect();
-    try {
-      const { rows } = await db.query(
+    const forged = await db
+      .query(
         `update es_events set data = jsonb_set(data, '{content}', '"forged"') where global_position =
            (select min(global_position) from es_events where stream_id = $1 and event_type = 'MessageRecorded')
          returning revision`,
         [`conversation-${id}`],
-      );
-      forged = Number(rows[0].revision);
-    } finally {
-      await db.end();
-    }
+      )
+      .then(({ rows }) => Number(rows[0].revision))
+      .finally(() => db.end());
     await page.getByRole('button', { name: 'Verify' }).click();
     expect(forged).toBeGreaterThan(0);
     await page.getByText(`The hash chain breaks at revision ${forged}`).waitFor();

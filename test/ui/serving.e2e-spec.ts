@@ -41,14 +41,14 @@ describe('the dashboard files at /ui', () => {
     expect(await page.text()).toBe(html);
     const missing = await get(`${parley.url}/ui/assets/nope-123.js`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('NOT_FOUND');
+    expect(((await missing.json()) as any).error.code).toBe('NOT_FOUND');
     expect((await get(`${parley.url}/ui/..%2F..%2Fpackage.json`)).status).toBe(404);
   });
 
   it('offers the first run key in development to this machine only, never through a proxy', async () => {
     const local = await get(`${parley.url}/ui/dev-key`);
     expect(local.status).toBe(200);
-    expect(await local.json()).toEqual({ key: 'pk_dev_first_run_key' });
+    expect((await local.json()) as unknown).toEqual({ key: 'pk_dev_first_run_key' });
     const forwarded = await get(`${parley.url}/ui/dev-key`, { 'x-forwarded-for': '203.0.113.9' });
     expect(forwarded.status).toBe(404);
   });

@@ -6,7 +6,7 @@ import {
   type VirtualizerOptions,
 } from '@tanstack/virtual-core';
 import type { ComponentChildren } from 'preact';
-import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
 
 interface Props<T> {
   items: readonly T[];
@@ -31,20 +31,18 @@ export function VirtualList<T>({ items, version, keyOf, render, label, follow = 
     count: items.length,
     getScrollElement: () => scroller.current,
     estimateSize: () => 72,
-    overscan: 6,
+    overscan: 4,
     getItemKey: (index) => keyOf(items[index]),
     observeElementRect,
     observeElementOffset,
     scrollToFn: elementScroll,
-    onChange: (instance) => {
-      const el = instance.scrollElement;
-      if (el) atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-      rerender(0);
-    },
+    onChange: () => rerender(0),
   });
   const [virtualizer] = useState(() => new Virtualizer(options()));
   virtualizer.setOptions({ ...virtualizer.options, ...options() });
 
+  // One ref callback for every row: a new one each render would measure every row again.
+  const measure = useCallback((el: HTMLDivElement | null) => virtualizer.measureElement(el), [virtualizer]);
   useEffect(() => virtualizer._didMount(), [virtualizer]);
   useLayoutEffect(() => virtualizer._willUpdate());
   useLayoutEffect(() => {
@@ -52,15 +50,25 @@ export function VirtualList<T>({ items, version, keyOf, render, label, follow = 
   }, [items.length, version]);
 
   return (
-    <div ref={scroller} class="timeline" role="log" aria-label={label} tabIndex={0} data-count={items.length}>
+    <div
+      ref={scroller}
+      class="timeline"
+      role="log"
+      aria-label={label}
+      tabIndex={0}
+      data-count={items.length}
+      // Only the reader's scrolling decides whether to follow: new rows below do not.
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+      }}
+    >
       <div style={{ height: `${virtualizer.getTotalSize()}px`, position: 'relative' }}>
         {virtualizer.getVirtualItems().map((row) => (
           <div
             key={row.key as string}
             data-index={row.index}
-            ref={(el) => {
-              if (el) virtualizer.measureElement(el);
-            }}
+            ref={measure}
             class="row"
             style={{ transform: `translateY(${row.start}px)` }}
           >
