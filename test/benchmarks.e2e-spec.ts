@@ -47,6 +47,14 @@ describe('the benchmarks at smoke size', () => {
       expect(table.some((line) => line.startsWith(`| ${scenario}`))).toBe(true);
   }, 120_000);
 
+  it('bench:ui loads the conversations page and a long timeline in Chromium and prints its table', async () => {
+    const { code, out } = await runBenchmark('ui.bench.ts', { BENCH_UI_CONVERSATIONS: '200', BENCH_UI_EVENTS: '200' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    for (const scenario of ['conversations page', 'timeline of 200+ events', 'timeline scrolled'])
+      expect(table.some((line) => line.startsWith(`| ${scenario}`))).toBe(true);
+  }, 120_000);
+
   it('bench:llm-fetch compares the two HTTP clients and prints its table', async () => {
     const { code, out } = await runBenchmark('llm-fetch.bench.ts', { BENCH_ROUNDS: '2', BENCH_CALLS: '20' });
     expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
