@@ -199,6 +199,19 @@ describe('the dashboard at /ui, in a browser', () => {
     await open(id);
     await page.getByRole('button', { name: 'Verify' }).click();
     await expect(page.getByTestId('verify').textContent()).resolves.toMatch(/holds: \d+ events checked/);
+    const [exported] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export JSONL' }).click(),
+    ]);
+    expect(exported.suggestedFilename()).toBe(`conversation-${id}.jsonl`);
+    const lines = (await streamText(await exported.createReadStream()))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const stored = (await parley.call('GET', `/api/v1/conversations/${id}/events?limit=1000`)).body;
+    expect(lines.map((e: any) => [e.revision, e.type, e.hash])).toEqual(
+      stored.map((e: any) => [e.revision, e.type, e.hash]),
+    );
     const db = new Client({ connectionString: parley.db.url });
     await db.connect();
     const forged = await db
