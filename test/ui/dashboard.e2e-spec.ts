@@ -58,6 +58,10 @@ describe('the dashboard at /ui, in a browser', () => {
     await page.locator('[data-testid=counts] [data-status=CO]').waitFor();
     expect(await page.locator('[data-testid=counts] [data-status=CO] strong').textContent()).toBe('2');
     await expectAccessible();
+    // A conversation started elsewhere shows up without a reload.
+    const fresh = await start('CHAT');
+    await page.locator(`[data-testid=conversations] tr[data-id="${fresh}"]`).waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid=counts] [data-status=NS]').waitFor();
     await screenshot(page, 'conversations');
   });
 
@@ -164,7 +168,7 @@ describe('the dashboard at /ui, in a browser', () => {
       const [now, counts] = [await usage(), (await parley.call('GET', '/api/v1/conversations/counts')).body];
       const settled = JSON.stringify(now) === JSON.stringify(expected) && !counts.byStatus.RU;
       expected = now;
-      if (settled && now[0]?.conversations === 5) break;
+      if (settled && now[0]?.conversations === 6) break;
     }
     await page.goto(`${parley.url}/ui/usage`);
     await page.getByLabel('Group by').selectOption('agent');
