@@ -14,6 +14,7 @@
  * (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns): each SQL statement,
  * Redis command and model request with its start and end; BENCH_STEPS=1 prints instead each step
  * of a turn with its p50 and p95, and its mean in the middle turns against the slowest tenth.
+ * Last, the bytes a streamed reply stores (bench/stream-storage.ts; BENCH_STORAGE=0 skips them).
  */
 import 'reflect-metadata';
 import { EVENT_STORE, type EventStore } from '../libs/event-store/src';
@@ -41,6 +42,7 @@ import {
   startSimulatorProcess,
   stepTable,
 } from './turn-bench-support';
+import { measureStreamStorage, printStreamStorage } from './stream-storage';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const TURNS = Number(process.env.BENCH_TURNS ?? 12);
@@ -73,6 +75,9 @@ async function main(): Promise<void> {
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
+    // How streamed replies are cut into stored events, to compare windows (unset: the defaults).
+    STREAM_EVENT_WINDOW_MS: process.env.STREAM_EVENT_WINDOW_MS,
+    STREAM_EVENT_MAX_CHARS: process.env.STREAM_EVENT_MAX_CHARS,
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   // The command API of the split scenarios (the same server without the worker, in this process),
@@ -254,6 +259,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
     }
     printTable(rows);
+    if (process.env.BENCH_STORAGE !== '0') printStreamStorage(await measureStreamStorage(app, mainUrl, key, db.url));
   } finally {
     client?.close();
     await front?.close();

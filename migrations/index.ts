@@ -15,6 +15,8 @@ import { ConfigurationStop1732200016000 } from './1732200016000-configuration-st
 import { ActionDefaultModel1732200017000 } from './1732200017000-action-default-model';
 import { Approvals1732200019000 } from './1732200019000-approvals';
 import { StructuredOutput1732200020000 } from './1732200020000-structured-output';
+import { UsagePerSubject1732200021000 } from './1732200021000-usage-per-subject';
+import { Budgets1732200022000 } from './1732200022000-budgets';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -38,4 +40,6 @@ export const migrations = [
   ActionDefaultModel1732200017000,
   Approvals1732200019000,
   StructuredOutput1732200020000,
+  UsagePerSubject1732200021000,
+  Budgets1732200022000,
 ];

@@ -31,12 +31,19 @@ describe('the benchmarks at smoke size', () => {
   }, 120_000);
 
   it('bench:turn runs every scenario against the bare SDK and prints its table', async () => {
-    const { code, out } = await runBenchmark('turn.bench.ts', { BENCH_TURNS: '2', BENCH_PACED_TURNS: '1' });
+    const { code, out } = await runBenchmark('turn.bench.ts', {
+      BENCH_TURNS: '2',
+      BENCH_PACED_TURNS: '1',
+      BENCH_STORAGE_CHARS: '200',
+    });
     expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
     const table = tableOf(out);
     expect(table.some((line) => /scenario.*bare SDK.*Parley turn/.test(line))).toBe(true);
     for (const scenario of ['plain turn, 1 concurrent', 'tool turn, 50 concurrent, paced'])
       expect(table.some((line) => line.startsWith(`| ${scenario} |`))).toBe(true);
+    // The stored bytes of a streamed reply, at both rates, beside its 200 characters.
+    for (const rate of ['20 tokens/s', '100 tokens/s'])
+      expect(table.some((line) => line.startsWith(`| ${rate} | 200 |`))).toBe(true);
   }, 180_000);
 
   it('bench:read runs the projection lag, the rebuild and the queries and prints its table', async () => {

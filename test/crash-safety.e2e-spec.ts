@@ -48,6 +48,8 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
       PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       PARLEY_ADMIN_API_KEY: ADMIN_KEY,
       QUEUE_LOCK_MS: '1000',
+      // Streamed text on record every 100 ms, so a worker killed mid-stream leaves some behind.
+      STREAM_EVENT_WINDOW_MS: '100',
       LOG_LEVEL: 'silent',
     };
     config = loadConfig(env);

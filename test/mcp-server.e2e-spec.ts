@@ -222,9 +222,10 @@ describe('MCP server (/mcp, /mcp/sse, parley mcp)', () => {
     );
     clients.push(client);
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['findConversation', 'getConversationMessages', 'answer']));
-    for (const auditorsOnly of ['getUsage', 'verifyConversation', 'getGlobalFeed'])
-      expect(names).not.toContain(auditorsOnly);
+    expect(names).toEqual(
+      expect.arrayContaining(['findConversation', 'getConversationMessages', 'answer', 'getUsage']),
+    );
+    for (const auditorsOnly of ['verifyConversation', 'getGlobalFeed']) expect(names).not.toContain(auditorsOnly);
     // The admin's conversation is not the client's: not listed, not readable.
     const admins = await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' });
     const id = admins.body.conversationId as string;

@@ -5,6 +5,9 @@ import { PROVIDER_ENDPOINTS } from '@parley/llm';
 import { MCP_CLIENT_CONFIG_SOURCE } from '@parley/mcp';
 import { TOOL_CONFIG_SOURCE } from '@parley/tools';
 import { CatalogAccess } from './access/catalog-access';
+import { CatalogSelfService } from './access/self-service';
+import { BudgetsController } from './budgets/budgets.controller';
+import { SpendBudgets } from './budgets/spend-budgets';
 import { CatalogService } from './apply/catalog.service';
 import { CatalogController } from './http/catalog.controller';
 import { EnvironmentCatalog } from './env/environment-catalog';
@@ -24,11 +27,13 @@ const EXPORTED = [
   CatalogReader,
   CatalogQueries,
   CatalogAccess,
+  CatalogSelfService,
   SnapshotResolver,
   ProviderCredentials,
   CatalogToolConfigSource,
   CatalogMcpClientConfigSource,
   CatalogCollectionSource,
+  SpendBudgets,
 ];
 
 /**
@@ -39,7 +44,7 @@ const EXPORTED = [
  */
 @Global()
 @Module({
-  controllers: [CatalogController],
+  controllers: [CatalogController, BudgetsController],
   providers: [
     {
       provide: SecretCipher,

@@ -44,10 +44,13 @@ export interface TurnReply {
     outputTokens: number;
     estimatedCost: number;
   };
-  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID). The command itself succeeded: HTTP 200, a NATS result. */
+  /** Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID, BUDGET_EXCEEDED). The command itself succeeded: HTTP 200, a NATS result. */
   error?: {
     code: string;
     message: string;
+    details?: {
+      [key: string]: unknown;
+    };
   };
 }
 
@@ -232,6 +235,14 @@ export interface CommandReplies {
 export interface QueryInputs {
   /** Every action */
   getAllActions: Record<string, never>;
+  /** The actions the caller may start a conversation on (their model and provider usable by it) */
+  getAvailableActions: Record<string, never>;
+  /** Active models of a type (default inference) on active providers the caller may use (seed 001) */
+  getAvailableModels: {
+    modelType?: 'inference' | 'embedding' | 'rerank';
+  };
+  /** Active providers the caller may use: owned, instance-wide or shared with it */
+  getAvailableProviders: Record<string, never>;
   /** An action by its code */
   findActionByCode: {
     code: string;
@@ -301,11 +312,15 @@ export interface QueryInputs {
     conversationId: string;
     minPosition?: string;
   };
-  /** Tokens and cost grouped by day, agent, action or model */
+  /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
   getUsage: {
-    groupBy: 'day' | 'agent' | 'action' | 'model';
+    groupBy: 'day' | 'subject' | 'agent' | 'action' | 'model';
     from?: string;
     to?: string;
+    subject?: string;
+    agent?: string;
+    action?: string;
+    model?: string;
     minPosition?: string;
   };
   /** The raw event stream with metadata */
@@ -334,6 +349,12 @@ export interface QueryInputs {
 export interface QueryReplies {
   /** Every action */
   getAllActions: unknown;
+  /** The actions the caller may start a conversation on (their model and provider usable by it) */
+  getAvailableActions: unknown;
+  /** Active models of a type (default inference) on active providers the caller may use (seed 001) */
+  getAvailableModels: unknown;
+  /** Active providers the caller may use: owned, instance-wide or shared with it */
+  getAvailableProviders: unknown;
   /** An action by its code */
   findActionByCode: unknown;
   /** An agent by its code */
@@ -384,7 +405,7 @@ export interface QueryReplies {
   getToolCalls: unknown;
   /** The model calls of a conversation */
   getModelCalls: unknown;
-  /** Tokens and cost grouped by day, agent, action or model */
+  /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
   getUsage: unknown;
   /** The raw event stream with metadata */
   getEvents: unknown;
@@ -470,6 +491,13 @@ export const OPERATIONS = {
     http: { method: 'delete', path: '/api/v1/conversations/{conversationId}/tool-repositories/{repositoryId}' },
   },
   getAllActions: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/actions' } },
+  getAvailableActions: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/actions/available' } },
+  getAvailableModels: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/models/available' } },
+  getAvailableProviders: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/providers/available' },
+  },
   findActionByCode: {
     kind: 'query',
     startsTurn: false,

@@ -285,6 +285,9 @@ export const envSchema = z.object({
   MAX_TOTAL_TOKENS: optionalInt().describe(
     'Input plus output token budget of one turn. Unset: no budget (5120 for generate). A configuration may override it.',
   ),
+  BUDGET_MAX_TOKENS: int(4096, 1).describe(
+    '`max_tokens` of a model call that a spend budget applies to and that sets none itself: the call is sent with it, so its worst case is known and reserved (docs/budgets.md).',
+  ),
   ENABLE_JSON_MODE: bool(true).describe(
     'Ask for `json_schema` output when an action has an output schema and its model the `JM` capability.',
   ),
@@ -362,6 +365,15 @@ export const envSchema = z.object({
   STUCK_AFTER_MS: int(600_000, 1000).describe(
     'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
   ),
+  STREAM_EVENT_WINDOW_MS: int(1000, 0).describe(
+    'The first `ChunksReceived` event of a streamed reply is stored at the latest this long after its first delta (live deltas go out at once regardless); each later batch may wait twice as long as the one before.',
+  ),
+  STREAM_EVENT_MAX_WINDOW_MS: int(8000, 0).describe(
+    'The longest a `ChunksReceived` batch waits after its first delta, however long the reply.',
+  ),
+  STREAM_EVENT_MAX_CHARS: int(2048, 16).describe(
+    'A `ChunksReceived` batch is closed, and stored within a few milliseconds, once its text and reasoning reach this many characters.',
+  ),
   TURN_WAIT_POLL_MS: int(100, 10).describe(
     'How often a command waiting for a turn that another process runs reads the stream when no announcement came.',
   ),
@@ -373,6 +385,12 @@ export const envSchema = z.object({
     .default('')
     .describe(
       'Comma-separated hosts that HTTP tools may call, checked on every redirect too: `host`, `*.domain`, optional `:port`. Empty: no HTTP tool may run.',
+    ),
+  SELF_SERVICE_PROVIDER_ALLOWED_HOSTS: z
+    .string()
+    .default('api.openai.com,*.openai.azure.com')
+    .describe(
+      "Comma-separated hosts the `baseUrl` of a provider a client creates for itself may name (as `LLM_PROVIDER_ALLOWED_HOSTS`, which must allow it too), checked when it is written and before each call. The default leaves out this machine, so a client's provider cannot make Parley call local ports.",
     ),
   LLM_PROVIDER_ALLOWED_HOSTS: z
     .string()

@@ -148,13 +148,21 @@ function toConfig(env: Env) {
       questionTimeoutMs: env.QUESTION_TIMEOUT_MS,
       toolApprovalTimeoutMs: env.TOOL_APPROVAL_TIMEOUT_MS,
       stuckAfterMs: env.STUCK_AFTER_MS,
+      /** How a streamed reply is cut into ChunksReceived events: by time since a batch's first delta (growing), and by size. */
+      streamEventWindowMs: env.STREAM_EVENT_WINDOW_MS,
+      streamEventMaxWindowMs: Math.max(env.STREAM_EVENT_MAX_WINDOW_MS, env.STREAM_EVENT_WINDOW_MS),
+      streamEventMaxChars: env.STREAM_EVENT_MAX_CHARS,
       /** How often a command waiting for a turn run elsewhere reads the stream when no announcement came. */
       waitPollMs: env.TURN_WAIT_POLL_MS,
+      /** max_tokens of a budgeted model call that sets none (docs/budgets.md). */
+      budgetMaxTokens: env.BUDGET_MAX_TOKENS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
     /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */
     catalog: {
       providerAllowedHosts: splitList(env.LLM_PROVIDER_ALLOWED_HOSTS),
+      /** Where a provider a client owns may point, within providerAllowedHosts. */
+      selfServiceProviderAllowedHosts: splitList(env.SELF_SERVICE_PROVIDER_ALLOWED_HOSTS),
       mcpHttpAllowedHosts: splitList(env.MCP_HTTP_ALLOWED_HOSTS),
       mcpStdioCommands: splitList(env.MCP_STDIO_COMMANDS),
     },

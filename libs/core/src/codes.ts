@@ -3,7 +3,12 @@ export type FinishReason = 'ST' | 'LE' | 'CF' | 'TC' | 'OT';
 
 /** Why a turn failed (ConversationFailed, and the `error` of a turn's reply). */
 export type TurnFailureCode =
-  'LLM_RUNTIME_ERROR' | 'LLM_LIMIT_EXCEEDED' | 'TOOL_ERRORS' | 'QUESTION_TIMEOUT' | 'OUTPUT_INVALID';
+  | 'LLM_RUNTIME_ERROR'
+  | 'LLM_LIMIT_EXCEEDED'
+  | 'TOOL_ERRORS'
+  | 'QUESTION_TIMEOUT'
+  | 'OUTPUT_INVALID'
+  | 'BUDGET_EXCEEDED';
 
 /**
  * Why a tool call produced no result (ToolCallFailed); the model reads the message and may try

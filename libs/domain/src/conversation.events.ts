@@ -228,7 +228,8 @@ export type OutputValidated = Event<
 >;
 export type ConversationFailed = Event<
   'ConversationFailed',
-  { turnNo: number; code: TurnFailureCode; message: string }
+  /** `details`: what the code needs said beside the message (BUDGET_EXCEEDED: the budget, cap, spent, reserved). */
+  { turnNo: number; code: TurnFailureCode; message: string; details?: Record<string, unknown> }
 >;
 export type ConversationStuck = Event<'ConversationStuck', { turnNo: number; idleMs: number }>;
 export type ConversationTerminated = Event<'ConversationTerminated', { reason: string | null }>;

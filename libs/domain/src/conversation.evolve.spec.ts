@@ -85,6 +85,18 @@ describe('conversation evolve: the worker transitions', () => {
     expect(retried).toMatchObject({ status: 'RU', error: null, turn: { no: 2, modelCalls: 0 } });
   });
 
+  it('keeps the details of a failure that has them (BUDGET_EXCEEDED)', () => {
+    const details = { budget: 'DAY', cap: 1, spent: 0.9, reserved: 0.05 };
+    const failed = existing([
+      ...running,
+      {
+        type: 'ConversationFailed',
+        data: { turnNo: 1, code: 'BUDGET_EXCEEDED', message: 'over', details },
+      } as ConversationEvent,
+    ]);
+    expect(failed.error).toEqual({ code: 'BUDGET_EXCEEDED', message: 'over', details });
+  });
+
   it('RU -> WA on QuestionAsked, and back to RU when the turn resumes', () => {
     const asked = existing([
       ...running,

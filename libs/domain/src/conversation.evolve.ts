@@ -177,7 +177,14 @@ function evolveData(state: ExistingConversation, event: ConversationEnvelope): C
       return { ...c, transcript: c.transcript.map((m) => (m.sequence === sequence ? { ...m, output } : m)) };
     }
     case 'ConversationFailed':
-      return { ...c, error: { code: event.data.code, message: event.data.message } };
+      return {
+        ...c,
+        error: {
+          code: event.data.code,
+          message: event.data.message,
+          ...(event.data.details ? { details: event.data.details } : {}),
+        },
+      };
     case 'ConversationTerminated':
     case 'ConversationKilled':
       return { ...c, pendingQuestion: null };

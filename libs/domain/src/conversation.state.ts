@@ -128,7 +128,7 @@ export interface ConversationData {
   usage: Usage;
   finishReason: FinishReason | null;
   responseModel: string | null;
-  error: { code: TurnFailureCode; message: string } | null;
+  error: { code: TurnFailureCode; message: string; details?: Record<string, unknown> } | null;
   /** Idempotency: command id -> hash of the command body it came with. */
   commands: Record<string, string>;
   createdAt: string;

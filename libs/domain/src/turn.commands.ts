@@ -71,7 +71,10 @@ export type GiveUpModelCall = System<'GiveUpModelCall', { message: string }>;
  * What the turn did cannot be stored however often it is tried (an event over the size limit):
  * the turn fails now rather than as a job retried with a new paid model call each time.
  */
-export type AbandonTurn = System<'AbandonTurn', { code: TurnFailureCode; message: string }>;
+export type AbandonTurn = System<
+  'AbandonTurn',
+  { code: TurnFailureCode; message: string; details?: Record<string, unknown> }
+>;
 
 /** The request of the next model call is built: its prompt must fit the turn's prompt budget. */
 export type CheckPrompt = System<'CheckPrompt', { promptTokens: number }>;

@@ -297,6 +297,23 @@ describe('the decider on the turn worker’s commands', () => {
         ]);
     });
 
+    it('fails the turn with BUDGET_EXCEEDED and its details when a spend budget refuses the call', () => {
+      const details = { budget: 'DAY', cap: 1, spent: 0.9, reserved: 0.05, amount: 0.1 };
+      spec
+        .given(started())
+        .when({
+          type: 'AbandonTurn',
+          data: { code: 'BUDGET_EXCEEDED', message: "The model call would pass budget 'DAY'.", details },
+          meta: at(1),
+        })
+        .then([
+          {
+            type: 'ConversationFailed',
+            data: { turnNo: 1, code: 'BUDGET_EXCEEDED', message: "The model call would pass budget 'DAY'.", details },
+          },
+        ]);
+    });
+
     it('lets a prompt within the budget through and fails the turn on one over it', () => {
       const promptBudget = limits({ maxPromptTokens: 100 });
       spec

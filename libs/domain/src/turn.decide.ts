@@ -115,7 +115,7 @@ function decideWorker(
       if (Date.parse(command.meta.now) >= turnDeadline(c)) return [overTime(c)];
       return [turnFailed(c, 'LLM_RUNTIME_ERROR', `The model call failed: ${command.data.message}`)];
     case 'AbandonTurn':
-      return [turnFailed(c, command.data.code, command.data.message)];
+      return [turnFailed(c, command.data.code, command.data.message, command.data.details)];
     case 'CheckPrompt': {
       const breach = promptBreach(c, command.data.promptTokens);
       return breach ? [breach] : [];

@@ -17,9 +17,14 @@ export const toolCallsPerReply = (c: RunningTurn): number =>
 /** When the turn's time budget runs out, in epoch milliseconds. */
 export const turnDeadline = (c: RunningTurn): number => Date.parse(c.turn.startedAt) + c.snapshot.limits.turnTimeoutMs;
 
-export const turnFailed = (c: RunningTurn, code: TurnFailureCode, message: string): ConversationFailed => ({
+export const turnFailed = (
+  c: RunningTurn,
+  code: TurnFailureCode,
+  message: string,
+  details?: Record<string, unknown>,
+): ConversationFailed => ({
   type: 'ConversationFailed',
-  data: { turnNo: c.turn.no, code, message },
+  data: { turnNo: c.turn.no, code, message, ...(details ? { details } : {}) },
 });
 
 export const overTime = (c: RunningTurn): ConversationFailed =>

@@ -7,10 +7,19 @@ export interface Batch {
   count: number;
 }
 
-/** A batch is stored at the latest this long after its first delta. */
-const FLUSH_MS = 50;
-/** A batch closes at this many deltas (one ChunksReceived event never holds more). */
-const FLUSH_DELTAS = 32;
+/**
+ * How a stream is cut into ChunksReceived events (`STREAM_EVENT_WINDOW_MS`,
+ * `STREAM_EVENT_MAX_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`).
+ */
+export interface ChunkWindow {
+  /** The first batch is stored at the latest this long after its first delta. */
+  windowMs: number;
+  /** Each later batch may wait twice as long as the one before, up to this. */
+  maxWindowMs: number;
+  /** A batch closes once its text and reasoning reach this many characters. */
+  maxChars: number;
+}
+
 /**
  * A closed batch is stored within this long, together with whatever else is ready by then: a
  * stream faster than the store (a local model, a cached reply) costs one append for several
@@ -19,8 +28,14 @@ const FLUSH_DELTAS = 32;
 const CLOSED_BATCH_MS = 5;
 
 /**
- * Collects streamed deltas into ChunksReceived batches (at most 32 deltas, stored within ~50 ms
- * of their first delta), never one event per token. The attempt's ModelCallStarted rides with
+ * Collects streamed deltas into ChunksReceived batches, cut by time and by size, never one event
+ * per token: the live deltas reach followers at once over LIVE_DELTAS, so the stored record of a
+ * stream need not be fine-grained. The first batch is stored within `windowMs` of its first delta
+ * (1 s by default), so a stream's start is soon on record; each later one may wait twice as long
+ * as the one before, up to `maxWindowMs` (8 s), so a long reply at a person's reading speed is a
+ * handful of events whose envelopes weigh little beside their text; a batch that reaches
+ * `maxChars` (2,048) is stored at once. A crash loses at most one window of stored text, and
+ * the call is made again anyway. The attempt's ModelCallStarted rides with
  * the first batch (or with the attempt's outcome): a crash before it is stored only means the
  * call is made again, which is what a stored but unfinished call means too.
  */
@@ -28,6 +43,9 @@ export class ChunkBuffer {
   private text = '';
   private reasoning = '';
   private count = 0;
+  private chars = 0;
+  /** How long the open batch may wait after its first delta. */
+  private windowMs: number;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = 0;
   private failure: unknown = null;
@@ -42,8 +60,10 @@ export class ChunkBuffer {
     private readonly ctx: TurnContext,
     private readonly batch: (chunks: Batch) => ConversationEvent,
     started: ConversationEvent,
+    private readonly window: ChunkWindow,
   ) {
     this.pending = [started];
+    this.windowMs = window.windowMs;
   }
 
   add(kind: 'text' | 'reasoning', delta: string): void {
@@ -51,10 +71,11 @@ export class ChunkBuffer {
     if (kind === 'text') this.text += delta;
     else this.reasoning += delta;
     this.count++;
-    if (this.count >= FLUSH_DELTAS) {
+    this.chars += delta.length;
+    if (this.chars >= this.window.maxChars) {
       this.close();
       this.flushWithin(CLOSED_BATCH_MS);
-    } else this.flushWithin(FLUSH_MS);
+    } else if (this.count === 1) this.flushWithin(this.windowMs);
   }
 
   /** Appends everything not stored yet; rethrows a failed earlier flush (a preempted turn). */
@@ -92,6 +113,7 @@ export class ChunkBuffer {
     this.text = '';
     this.reasoning = '';
     this.count = 0;
+    this.chars = 0;
   }
 
   /** Turns the open batch into a ChunksReceived event waiting to be stored. */
@@ -101,6 +123,8 @@ export class ChunkBuffer {
     this.text = '';
     this.reasoning = '';
     this.count = 0;
+    this.chars = 0;
+    this.windowMs = Math.min(this.windowMs * 2, this.window.maxWindowMs);
   }
 
   /** Makes sure a flush happens within `ms` (an earlier one already due stays). */

@@ -48,6 +48,11 @@ export class ModelCallRecorder implements LlmCallHooks {
       this.ctx,
       (chunks) => this.ctx.decide({ type: 'RecordChunks', data: { callNo, attempt, ...chunks } })[0],
       started,
+      {
+        windowMs: this.deps.config.turn.streamEventWindowMs,
+        maxWindowMs: this.deps.config.turn.streamEventMaxWindowMs,
+        maxChars: this.deps.config.turn.streamEventMaxChars,
+      },
     );
   }
 

@@ -1,8 +1,9 @@
-import type { ConversationEvent, ModelCallPlan } from '@parley/domain';
+import { costOf, type ConversationEvent, type ModelCallPlan } from '@parley/domain';
 import { LlmError, type AdvisedReply, type LlmCallResult } from '@parley/llm';
 import { withSpan } from '@parley/observability';
 import { countPromptTokens } from '@parley/prompt';
 import { AdvisorChain, AdvisorFailed } from './advisors/advisor-chain';
+import { holdBudget } from './budget-hold';
 import { ModelCallRecorder } from './model-call-recorder';
 import { modelRequest } from './model-request';
 import type { TurnContext } from './turn-context';
@@ -15,7 +16,8 @@ const outputValidator = new OutputValidator();
 /**
  * One model call of a turn, as `plan` says: the request built and passed through the action's
  * advisors (which may change it, or answer in the model's place), its prompt checked against
- * the budget, the call streamed with every attempt recorded (ModelCallRecorder), the reply
+ * the budget, its worst case reserved against the spend budgets (holdBudget) and settled to its
+ * cost after, the call streamed with every attempt recorded (ModelCallRecorder), the reply
  * passed back through the advisors, and recorded as the decider says (RecordModelReply): stored
  * at once when it ends the turn, staged for the next append when it asks for tools. A call whose
  * every attempt failed, or whose advisor failed, ends the turn (GiveUpModelCall). What an
@@ -38,18 +40,23 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, plan: ModelCal
     if (err instanceof AdvisorFailed) return void (await giveUp(err.message));
     throw err;
   }
-  const { request } = advised;
+  let { request } = advised;
   if (advised.reply) {
     // An advisor answered in the model's place (a refusal, a cached reply): no call, no cost.
     const reply: AdvisedReply = { ...advised.reply, usage: { inputTokens: 0, outputTokens: 0, estimated: false } };
     return void (await recordReply(ctx, plan, plan.firstAttempt, reply, applied(advised.applied), advisors, giveUp));
   }
   if (advised.applied.length > 0) await ctx.append(applied(advised.applied));
+  let promptTokens: number | undefined;
   if (plan.checkPrompt) {
-    const promptTokens = countPromptTokens(request.messages, request.tools, request.model);
+    promptTokens = countPromptTokens(request.messages, request.tools, request.model);
     const refused = ctx.decide({ type: 'CheckPrompt', data: { promptTokens } });
     if (refused.length > 0) return void (await ctx.append(refused));
   }
+  const held = await holdBudget(ctx, deps, plan, request, promptTokens);
+  if (held.kind === 'refused') return;
+  request = held.request;
+  const hold = held.kind === 'held' ? held.hold : null;
   const recorder = new ModelCallRecorder(ctx, deps, plan, signal);
   let result: LlmCallResult;
   try {
@@ -65,9 +72,12 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, plan: ModelCal
         }),
     );
   } catch (err) {
+    // A failed call has no usage to pay for: its hold ends (a crash's lapses, or the next reservation releases it).
+    await hold?.release(signal.aborted ? 'released: the call was stopped' : 'released: the call failed');
     if (signal.aborted || !(err instanceof LlmError)) throw err;
     return void (await giveUp(err.message));
   }
+  await hold?.settle(costOf(model, result.usage));
   recorder.succeeded(result);
   const { attempts, ...reply } = result;
   await recordReply(ctx, plan, recorder.attemptOf(attempts), reply, recorder.drain(), advisors, giveUp);

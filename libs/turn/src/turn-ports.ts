@@ -1,3 +1,4 @@
+import type { SpendBudgets } from '@parley/catalog';
 import type { Config } from '@parley/config';
 import type { ConversationRepository, ConversationSignals, TurnScheduler } from '@parley/conversation';
 import type { Collections } from '@parley/knowledge';
@@ -26,4 +27,6 @@ export interface TurnDeps {
   memory?: LongTermMemory;
   /** The document collections a turn searches (retrieval); absent where KnowledgeModule is not loaded. */
   collections?: Collections;
+  /** Spend budgets: each model call reserves its worst case and settles to its cost (docs/budgets.md). */
+  budgets?: SpendBudgets;
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { SLOT_GRACE_MS, TurnSlots } from '@parley/auth';
+import { SpendBudgets } from '@parley/catalog';
 import { CONFIG, type Config } from '@parley/config';
 import { assertNever } from '@parley/core';
 import { ConversationRepository, ConversationSignals, type TurnJob, TurnScheduler } from '@parley/conversation';
@@ -55,6 +56,7 @@ export class TurnRunner {
     @Optional() @Inject(AdvisorRegistry) advisors?: AdvisorRegistry,
     @Optional() @Inject(LongTermMemory) memory?: LongTermMemory,
     @Optional() @Inject(Collections) collections?: Collections,
+    @Optional() @Inject(SpendBudgets) budgets?: SpendBudgets,
   ) {
     this.deps = {
       config,
@@ -70,6 +72,7 @@ export class TurnRunner {
       advisors,
       memory,
       collections,
+      budgets,
     };
   }
 

@@ -77,6 +77,12 @@ export class CatalogAccess {
     return canRead(caller.subject, caller.roles, entity, await this.aclOf(kind, String(entity.code)));
   }
 
+  /** Whether `caller` may change, delete and share the entity: an admin, its owner, or a `manage` grantee. */
+  async canChange(caller: Caller, kind: string, entity: Row): Promise<boolean> {
+    if (canManage(caller.subject, caller.roles, entity)) return true;
+    return canManage(caller.subject, caller.roles, entity, await this.aclOf(kind, String(entity.code)));
+  }
+
   /** The tool codes among `codes` that `caller` may use: all for an admin, else those granted to it. */
   async toolsGranted(caller: Caller, codes: readonly string[]): Promise<Set<string>> {
     if (caller.roles.includes(ADMIN_ROLE)) return new Set(codes);

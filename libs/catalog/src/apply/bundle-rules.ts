@@ -113,9 +113,23 @@ export class BundleRules {
         return this.embeddingModelProblems(`${path}.llmEmbeddingModel`, values.llmEmbeddingModel);
       case 'documentCollections':
         return this.collectionProblems(path, values);
+      case 'budgets':
+        return this.budgetProblems(path, values);
       default:
         return [];
     }
+  }
+
+  /**
+   * A budget's target names someone: a subject, or an agent or action that exists (a mistyped
+   * code would cap nothing).
+   */
+  private budgetProblems(path: string, values: Row): FieldProblem[] {
+    const target = typeof values.target === 'string' ? values.target.trim() : '';
+    if (!target) return [{ path: `${path}.target`, message: 'must not be empty' }];
+    const kind = values.scope === 'agent' ? 'agents' : values.scope === 'action' ? 'actions' : null;
+    if (!kind) return [];
+    return [this.unknown(`${path}.target`, kind, values.target)].filter((p): p is FieldProblem => p !== null);
   }
 
   /** A model named to embed must be an embedding model (an unknown one is reported with the references). */

@@ -9,17 +9,24 @@ import { originOf } from '../secrets/tool-secrets';
  * Where the catalog may send credentials and what it may run (docs/security.md): providers'
  * and MCP clients' URLs against their host allow-lists, stdio MCP commands against
  * MCP_STDIO_COMMANDS, and a stored secret never follows a URL to another origin unless given
- * again. Checked when the catalog changes and again at call or spawn time.
+ * again; a provider a client owns, against SELF_SERVICE_PROVIDER_ALLOWED_HOSTS as well. Checked
+ * when the catalog changes and again at call or spawn time.
  */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 export class CatalogDestinations {
   private readonly providerHosts: HostAllowList;
+  private readonly selfServiceProviderHosts: HostAllowList;
   private readonly mcpHosts: HostAllowList;
   private readonly commands: string[][];
 
   constructor(config: Config['catalog']) {
     this.providerHosts = new HostAllowList(config.providerAllowedHosts, 'LLM_PROVIDER_ALLOWED_HOSTS', 'providers');
+    this.selfServiceProviderHosts = new HostAllowList(
+      config.selfServiceProviderAllowedHosts,
+      'SELF_SERVICE_PROVIDER_ALLOWED_HOSTS',
+      "clients' own providers",
+    );
     this.mcpHosts = new HostAllowList(config.mcpHttpAllowedHosts, 'MCP_HTTP_ALLOWED_HOSTS', 'MCP clients');
     this.commands = config.mcpStdioCommands.map((line) => line.split(/\s+/).filter(Boolean));
   }
@@ -27,6 +34,20 @@ export class CatalogDestinations {
   /** Null when a provider may call `baseUrl` (absent: OpenAI's), else why not. */
   providerRefusal(baseUrl: unknown): string | null {
     return urlRefusal(this.providerHosts, typeof baseUrl === 'string' ? baseUrl : OPENAI_BASE_URL);
+  }
+
+  /**
+   * Null when a provider a client owns (an owner, not instance-wide) may call `baseUrl`: both
+   * LLM_PROVIDER_ALLOWED_HOSTS and SELF_SERVICE_PROVIDER_ALLOWED_HOSTS allow it.
+   */
+  ownedProviderRefusal(baseUrl: unknown): string | null {
+    const url = typeof baseUrl === 'string' ? baseUrl : OPENAI_BASE_URL;
+    return urlRefusal(this.providerHosts, url) ?? urlRefusal(this.selfServiceProviderHosts, url);
+  }
+
+  /** The refusal that applies to a stored provider row: the narrower one when a client owns it. */
+  providerRowRefusal(record: Row): string | null {
+    return isClientOwned(record) ? this.ownedProviderRefusal(record.baseUrl) : this.providerRefusal(record.baseUrl);
   }
 
   mcpUrlRefusal(url: unknown): string | null {
@@ -48,7 +69,7 @@ export class CatalogDestinations {
     const add = (field: string, message: string | null) =>
       message && problems.push({ path: `${path}.${field}`, message });
     if (kind === 'providers') {
-      add('baseUrl', this.providerRefusal(values.baseUrl));
+      add('baseUrl', this.providerRowRefusal(values));
       const from = stored ? ((stored.record.baseUrl as string | null) ?? OPENAI_BASE_URL) : null;
       for (const name of movedSecrets(from, (values.baseUrl as string | null) ?? OPENAI_BASE_URL, stored, values))
         add(name, movedMessage(from, values.baseUrl ?? OPENAI_BASE_URL));
@@ -64,6 +85,10 @@ export class CatalogDestinations {
     return problems;
   }
 }
+
+/** A provider or model with an owner that is not shared with everyone: a client's own. */
+export const isClientOwned = (record: Row): boolean =>
+  typeof record.owner === 'string' && record.owner !== '' && record.instanceWide !== true;
 
 /** The stored secrets a request leaves out although the destination's origin changed. */
 function movedSecrets(

@@ -249,6 +249,15 @@ export const CATALOG_DESCRIPTORS: readonly EntityDescriptor[] = [
     llmAgentPrompt: text(),
     llmActionAchievesGoal: ref('actions', 12),
   }),
+  // A spend cap (docs/budgets.md): on one subject, agent or action, per UTC day or month, in the
+  // currency of the models' token prices. `target` is the subject, or the agent's or action's code.
+  entity('budgets', 'budgets', 'budget', code(32), {
+    description: DESCRIPTION,
+    scope: { type: 'enum', values: ['subject', 'agent', 'action'], default: null, required: true },
+    target: str(200, true),
+    period: { type: 'enum', values: ['day', 'month'], default: null, required: true },
+    cap: num(0, undefined, true),
+  }),
 ];
 
 function actionLinks(): LinkSpec[] {

@@ -1,8 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { CatalogAccess, type Caller } from '../access/catalog-access';
+import { CatalogSelfService, seesAll } from '../access/self-service';
 import type { Row } from '../model/entity-schemas';
 import { SnapshotResolver } from '../snapshot/snapshot-resolver';
 import { CatalogReader } from '../store/catalog-reader';
+
+/** `GET /api/v1/models/available`: seed 001's available_models, inference models unless `modelType` says otherwise. */
+export const availableModelsQuery = z.strictObject({
+  modelType: z.enum(['inference', 'embedding', 'rerank']).default('inference'),
+});
 
 /**
  * The catalog reads of seed 000's SYS_LLM_QueryApi, by caller. Admins and auditors get the
@@ -18,7 +25,59 @@ export class CatalogQueries {
     @Inject(CatalogReader) private readonly reader: CatalogReader,
     @Inject(CatalogAccess) private readonly access: CatalogAccess,
     @Inject(SnapshotResolver) private readonly resolver: SnapshotResolver,
+    @Inject(CatalogSelfService) private readonly self: CatalogSelfService,
   ) {}
+
+  /**
+   * Seed 001's available_models: the active models of `modelType` on active providers that
+   * `caller` may use (owned, instance-wide or shared with it; an admin every one), as it sees them.
+   */
+  async availableModels(caller: Caller, modelType: string): Promise<Row[]> {
+    const providers = new Map((await this.availableProviderRows(caller)).map((p) => [p.code, p]));
+    const models: Row[] = [];
+    for (const model of await this.reader.all('models')) {
+      if (model.status !== 'active' || model.modelType !== modelType || !providers.has(model.llmProvider)) continue;
+      if (await this.access.canUse(caller, 'models', model)) models.push(await this.self.view(caller, 'models', model));
+    }
+    return models;
+  }
+
+  /** The active providers `caller` may use, as it sees them (never a secret). */
+  async availableProviders(caller: Caller): Promise<Row[]> {
+    const rows = await this.availableProviderRows(caller);
+    return Promise.all(rows.map((p) => this.self.view(caller, 'providers', p)));
+  }
+
+  /**
+   * The actions `caller` may start a conversation on, as StartConversation decides it: the
+   * action's model is an active inference model on an active provider, and both are usable by
+   * the caller. Code, description and the model's code.
+   */
+  async availableActions(caller: Caller): Promise<Row[]> {
+    const available: Row[] = [];
+    for (const action of await this.reader.all('actions')) {
+      const modelCode = await this.resolver.modelCodeOf(action);
+      const model = await this.reader.record('models', modelCode);
+      if (!model || model.status !== 'active' || model.modelType !== 'inference') continue;
+      const provider = await this.reader.record('providers', model.llmProvider as string);
+      if (!provider || provider.status !== 'active') continue;
+      if (
+        (await this.access.canUse(caller, 'models', model)) &&
+        (await this.access.canUse(caller, 'providers', provider))
+      )
+        available.push({ ...actionView(action), model: modelCode });
+    }
+    return available;
+  }
+
+  private async availableProviderRows(caller: Caller): Promise<Row[]> {
+    const usable: Row[] = [];
+    for (const provider of await this.reader.all('providers')) {
+      if (provider.status === 'active' && (await this.access.canUse(caller, 'providers', provider)))
+        usable.push(provider);
+    }
+    return usable;
+  }
 
   async getAllActions(caller: Caller): Promise<Row[]> {
     const actions = await this.reader.all('actions');
@@ -82,8 +141,5 @@ export class CatalogQueries {
     ]);
   }
 }
-
-/** Admins and auditors read the whole catalog (secrets as flags only). */
-const seesAll = (caller: Caller): boolean => caller.roles.includes('admin') || caller.roles.includes('auditor');
 
 const actionView = (action: Row): Row => ({ code: action.code, description: action.description ?? null });

@@ -12,7 +12,8 @@ import { callTimeCache } from './call-time-cache';
  * The LLM adapter's view of a provider: where to call and with which key. The key is
  * decrypted here, at call time, and never leaves the process in an event, a log or a reply.
  * A looked-up endpoint is reused for CALL_TIME_TTL_MS. A base URL outside
- * LLM_PROVIDER_ALLOWED_HOSTS is refused here too (FORBIDDEN), for rows written before a narrowing.
+ * LLM_PROVIDER_ALLOWED_HOSTS (for a client's own provider, also SELF_SERVICE_PROVIDER_ALLOWED_HOSTS)
+ * is refused here too (FORBIDDEN), for rows written before a narrowing.
  */
 @Injectable()
 export class ProviderCredentials {
@@ -31,7 +32,7 @@ export class ProviderCredentials {
     const provider = await this.reader.one('providers', providerCode);
     if (!provider) throw DomainError.notFound('Provider', providerCode);
     const { record, secret } = provider;
-    refused(this.destinations?.providerRefusal(record.baseUrl) ?? null, { provider: providerCode });
+    refused(this.destinations?.providerRowRefusal(record) ?? null, { provider: providerCode });
     registerSecrets(secret);
     const config = (secret?.providerConfig ?? {}) as { headers?: Record<string, string> };
     return {

@@ -21,7 +21,7 @@ export interface TurnReply extends CommandReply {
   /** The reply parsed and valid against the action's output schema; absent when the action has none. */
   output?: unknown;
   usage: { inputTokens: number; outputTokens: number; estimatedCost: number };
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; details?: Record<string, unknown> };
 }
 
 /**

@@ -52,9 +52,9 @@ export const turnReply = commandReply.extend({
     ),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), estimatedCost: z.number() }),
   error: z
-    .object({ code: z.string(), message: z.string() })
+    .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() })
     .optional()
     .describe(
-      'Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID). The command itself succeeded: HTTP 200, a NATS result.',
+      'Status FA only: why the turn failed (LLM_RUNTIME_ERROR, LLM_LIMIT_EXCEEDED, TOOL_ERRORS, QUESTION_TIMEOUT, OUTPUT_INVALID, BUDGET_EXCEEDED). The command itself succeeded: HTTP 200, a NATS result.',
     ),
 });

@@ -19,6 +19,10 @@ export class MetricsService {
   private readonly toolCalls = this.counter('llm_tool_call_count', 'Tool calls run for the model', ['kind', 'outcome']);
   private readonly tokens = this.counter('llm_token_usage', 'Tokens used', ['model', 'direction']);
   private readonly mcpErrors = this.counter('llm_mcp_errors_total', 'MCP client errors', ['client', 'kind']);
+  private readonly budgetRefusals = this.counter('budget_refusals_total', 'Model calls refused by a spend budget', [
+    'scope',
+    'period',
+  ]);
   private readonly httpRequests = this.counter('http_requests_total', 'HTTP requests', ['method', 'route', 'status']);
   private readonly httpDuration = this.histogram('http_request_duration_ms', 'HTTP request duration', [
     'method',
@@ -75,6 +79,11 @@ export class MetricsService {
   /** Tokens an embedding model read: `llm_token_usage{direction="embedding"}`. */
   recordEmbeddingUsage(model: string, tokens: number): void {
     if (tokens > 0) this.tokens.inc({ model, direction: 'embedding' }, tokens);
+  }
+
+  /** A model call a spend budget refused (BUDGET_EXCEEDED): which kind of budget. */
+  recordBudgetRefusal(labels: { scope: string; period: string }): void {
+    this.budgetRefusals.inc(labels);
   }
 
   recordMcpError(labels: { client: string; kind: string }): void {

@@ -163,6 +163,7 @@ describe('read-model projections', () => {
     expect(usage.rows).toEqual([
       {
         day: expect.any(Date),
+        subject: 'client-a',
         agent_code: 'HELPDESK',
         action_code: 'ANSWER',
         model_code: 'SIM-CHAT',
@@ -171,6 +172,9 @@ describe('read-model projections', () => {
         input_tokens: BigInt(2 * c.usage.inputTokens),
         output_tokens: BigInt(2 * c.usage.outputTokens),
         estimated_cost: '0.001230',
+        // Two turns each; one failed model-call attempt each (retried).
+        turns: 4n,
+        errors: 2n,
       },
     ]);
   });

@@ -7,6 +7,7 @@ const contexts: RowModel = {
   key: ['conversation_id'],
   columns: {
     conversation_id: 'uuid',
+    subject: 'text',
     agent_code: 'text',
     action_code: 'text',
     model_code: 'text',
@@ -14,12 +15,13 @@ const contexts: RowModel = {
   },
 };
 
-/** Running totals per (day, agent, action, model); only ever added to. */
+/** Running totals per (day, subject, agent, action, model); only ever added to. */
 const daily: RowModel = {
   table: 'rm_usage_daily',
-  key: ['day', 'agent_code', 'action_code', 'model_code'],
+  key: ['day', 'subject', 'agent_code', 'action_code', 'model_code'],
   columns: {
     day: 'date',
+    subject: 'text',
     agent_code: 'text',
     action_code: 'text',
     model_code: 'text',
@@ -28,12 +30,27 @@ const daily: RowModel = {
     input_tokens: 'bigint',
     output_tokens: 'bigint',
     estimated_cost: 'numeric',
+    turns: 'bigint',
+    errors: 'bigint',
   },
   merge: 'add',
 };
 
+const ZERO = {
+  conversations: 0,
+  model_calls: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  estimated_cost: 0,
+  turns: 0,
+  errors: 0,
+};
+
 /**
- * rm_usage_daily: conversations, model calls, tokens and cost per (day, agent, action, model).
+ * rm_usage_daily: conversations, model calls, tokens, cost, turns and errors per (day, subject,
+ * agent, action, model); the subject is the one that started the conversation (its owner). A
+ * turn ends with ConversationCompleted or ConversationFailed; errors are failed turns
+ * (ConversationFailed) and failed model-call attempts (every ModelCallFailed, retried or not).
  * Totals are sums, so they are guarded by the conversation's revision in
  * rm_usage_conversations: an event adds only when it moves its conversation forward. Costs are
  * summed as numeric in PostgreSQL, so totals do not depend on how events were batched.
@@ -53,9 +70,10 @@ export const usageProjection: Projection = {
       let row: Row | undefined = rows.get(id);
       if (row && (row.last_revision as number) >= revision) continue;
       if (event.type === 'ConversationStarted') {
-        const { agentCode, actionCode, snapshot } = event.data;
+        const { owner, agentCode, actionCode, snapshot } = event.data;
         row = {
           conversation_id: conversationId,
+          subject: owner,
           agent_code: agentCode,
           action_code: actionCode,
           model_code: snapshot.model.code,
@@ -67,23 +85,19 @@ export const usageProjection: Projection = {
       changed.set(id, written);
       const bucket = {
         day: at.slice(0, 10),
+        subject: row.subject,
         agent_code: row.agent_code,
         action_code: row.action_code,
         model_code: row.model_code,
       };
-      if (event.type === 'ConversationStarted')
-        increments.push({
-          ...bucket,
-          conversations: 1,
-          model_calls: 0,
-          input_tokens: 0,
-          output_tokens: 0,
-          estimated_cost: 0,
-        });
+      if (event.type === 'ConversationStarted') increments.push({ ...bucket, ...ZERO, conversations: 1 });
+      if (event.type === 'ConversationCompleted') increments.push({ ...bucket, ...ZERO, turns: 1 });
+      if (event.type === 'ConversationFailed') increments.push({ ...bucket, ...ZERO, turns: 1, errors: 1 });
+      if (event.type === 'ModelCallFailed') increments.push({ ...bucket, ...ZERO, errors: 1 });
       if (event.type === 'ModelCallCompleted' || event.type === 'MemorySummarized')
         increments.push({
           ...bucket,
-          conversations: 0,
+          ...ZERO,
           model_calls: 1,
           input_tokens: event.data.inputTokens,
           output_tokens: event.data.outputTokens,

@@ -43,9 +43,14 @@ export const listConversationsQuery = z.strictObject({
 export const countConversationsQuery = z.strictObject(conversationFilters);
 
 export const usageQuery = z.strictObject({
-  groupBy: z.enum(['day', 'agent', 'action', 'model']),
+  groupBy: z.enum(['day', 'subject', 'agent', 'action', 'model']),
   from: z.iso.date().optional(),
   to: z.iso.date().optional(),
+  /** A client may name only its own subject (FORBIDDEN otherwise); it sees only its own usage anyway. */
+  subject: z.string().min(1).max(200).optional(),
+  agent: code.optional(),
+  action: code.optional(),
+  model: code.optional(),
   minPosition,
 });
 

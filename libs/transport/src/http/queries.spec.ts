@@ -214,31 +214,63 @@ describe('queries over HTTP and over NATS', () => {
     expect(JSON.stringify(bad.body.error)).toContain('status');
   });
 
-  it('sums usage by day, agent, action and model for admins and auditors only', async () => {
+  it("sums usage by day, subject, agent, action and model: everyone's for admins, its own for a client", async () => {
     const byAction = await http('/api/v1/usage?groupBy=action');
+    // Latencies: every scripted model call took 250 ms.
+    const figures = { latencyP50Ms: 250, latencyP95Ms: 250 };
     expect(byAction.body).toEqual([
       {
         action: 'ANSWER',
         conversations: 2,
+        turns: 4,
+        errors: 2,
         modelCalls: 10,
         inputTokens: 1218,
         outputTokens: 316,
         estimatedCost: 0.00123,
+        ...figures,
       },
       {
         action: 'TICKET',
         conversations: 1,
+        turns: 1,
+        errors: 1,
         modelCalls: 3,
         inputTokens: 364,
         outputTokens: 94,
         estimatedCost: 0.000369,
+        ...figures,
       },
     ]);
     expect((await nats('getUsage', { groupBy: 'action' })).result).toEqual(byAction.body);
     const byDay = await http('/api/v1/usage?groupBy=day&from=2026-11-21');
     expect(byDay.body.map((r: { day: string }) => r.day)).toEqual(['2026-11-21']);
     expect((await http('/api/v1/usage?groupBy=model')).body[0]).toMatchObject({ model: 'SIM-CHAT', modelCalls: 13 });
-    expect((await http('/api/v1/usage?groupBy=agent', clientKey)).status).toBe(403);
+    const bySubject = await http('/api/v1/usage?groupBy=subject');
+    expect(bySubject.body.map((r: { subject: string; conversations: number }) => [r.subject, r.conversations])).toEqual(
+      [
+        ['client-a', 2],
+        ['client-b', 1],
+      ],
+    );
+    const bFiltered = await http('/api/v1/usage?groupBy=action&subject=client-b&model=SIM-CHAT');
+    expect(bFiltered.body).toEqual([expect.objectContaining({ action: 'ANSWER', conversations: 1, modelCalls: 5 })]);
+    expect((await http('/api/v1/usage?groupBy=action&agent=NOPE')).body).toEqual([]);
+    // A client: only its own conversations (client-a's two), whatever it groups or filters by.
+    const own = await http('/api/v1/usage?groupBy=subject', clientKey);
+    expect(own.body).toEqual([expect.objectContaining({ subject: 'client-a', conversations: 2, modelCalls: 8 })]);
+    const ownByAction = await nats('getUsage', { groupBy: 'action' }, clientKey);
+    expect(
+      ownByAction.result.map((r: { action: string; conversations: number }) => [r.action, r.conversations]),
+    ).toEqual([
+      ['ANSWER', 1],
+      ['TICKET', 1],
+    ]);
+    expect((await http('/api/v1/usage?groupBy=subject&subject=client-a', clientKey)).body).toEqual(own.body);
+    const foreign = await http('/api/v1/usage?groupBy=action&subject=client-b', clientKey);
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.code).toBe('FORBIDDEN');
+    expect((await nats('getUsage', { groupBy: 'day', subject: 'client-b' }, clientKey)).error.code).toBe('FORBIDDEN');
     expect((await http('/api/v1/usage?groupBy=week')).status).toBe(400);
   });
 

@@ -105,6 +105,8 @@ const JSON_RPC_STATUSES: Record<string, string> = {
 
 /** Generate is an RPC (seed 004 §9): the model's and the limits' failures are its status, not a turn's data. */
 const GENERATE_STATUSES: Record<string, string> = {
+  '402':
+    'BUDGET_EXCEEDED: a spend budget of the caller, the agent or the action would be passed; `details` has the budget, cap, spent and reserved',
   '422': 'LLM_LIMIT_EXCEEDED: past the tool steps, a tool output over its limit, or the token budget',
   '502':
     'LLM_RUNTIME_ERROR: the model runtime failed or is overloaded (after its retry), or two tool calls in a row failed',

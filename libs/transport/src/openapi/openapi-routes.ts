@@ -1,5 +1,5 @@
 import { createKeyRequest } from '@parley/auth';
-import { CATALOG_DESCRIPTORS } from '@parley/catalog';
+import { budgetLedgerQuery, budgetParams, CATALOG_DESCRIPTORS } from '@parley/catalog';
 import { deleteMemoriesQuery, listMemoriesQuery } from '@parley/turn';
 import { z } from 'zod';
 import { streamQuery } from '../sse/stream.controller';
@@ -105,17 +105,23 @@ export const ROUTES: readonly RouteDoc[] = [
   get(
     '/api/v1/catalog/{collection}',
     'listCatalogEntities',
-    'Every entity of a collection',
+    'Every entity of a collection (a client: the providers or models it may use)',
     'catalog',
     z.strictObject({ collection }),
   ),
-  get('/api/v1/catalog/{collection}/{key}', 'getCatalogEntity', 'An entity by its key', 'catalog', catalogEntity),
+  get(
+    '/api/v1/catalog/{collection}/{key}',
+    'getCatalogEntity',
+    'An entity by its key (a client: a provider or model it may use)',
+    'catalog',
+    catalogEntity,
+  ),
   {
     method: 'post',
     path: '/api/v1/catalog/{collection}',
     operationId: 'createCatalogEntity',
     tag: 'catalog',
-    summary: 'Create an entity',
+    summary: 'Create an entity (a client: a provider or model it then owns, private)',
     params: z.strictObject({ collection }),
     body: { name: 'CatalogEntity', schema: catalogRow },
     status: 201,
@@ -126,7 +132,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/api/v1/catalog/{collection}/{key}',
     operationId: 'replaceCatalogEntity',
     tag: 'catalog',
-    summary: 'Replace an entity',
+    summary: 'Replace an entity (a client: a provider or model it may manage)',
     params: catalogEntity,
     body: { name: 'CatalogEntity', schema: catalogRow },
     status: 200,
@@ -137,7 +143,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/api/v1/catalog/{collection}/{key}',
     operationId: 'deleteCatalogEntity',
     tag: 'catalog',
-    summary: 'Delete an entity that nothing references',
+    summary: 'Delete an entity that nothing references (a client: a provider or model it may manage)',
     params: catalogEntity,
     status: 204,
     reply: 'none',
@@ -154,7 +160,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: '/api/v1/catalog/{collection}/{key}/acl/{grantee}',
     operationId: 'shareCatalogEntity',
     tag: 'catalog',
-    summary: 'Share a provider or model with a subject or role:<name>; answers the new ACL',
+    summary: 'Share a provider or model with a subject (admins: or role:<name>); answers the new ACL',
     params: grant,
     body: { name: 'ShareRequest', schema: shareRequest },
     status: 200,
@@ -281,6 +287,20 @@ export const ROUTES: readonly RouteDoc[] = [
     'getStatus',
     'Dependencies, projection lag, queue depth, running turns and breakers (auditors, admins)',
     'operations',
+  ),
+  get(
+    '/api/v1/budgets/{code}',
+    'getBudgetStanding',
+    "A spend budget's current UTC period: cap, spent and what running calls hold (admins and auditors)",
+    'budgets',
+    budgetParams,
+  ),
+  get(
+    '/api/v1/budgets/{code}/ledger',
+    'getBudgetLedger',
+    "A spend budget's reservations and settlements, newest first; `before` pages on (admins and auditors)",
+    'budgets',
+    budgetLedgerQuery,
   ),
   { ...get('/health', 'health', 'Liveness', 'operations'), public: true },
   { ...get('/health/ready', 'ready', 'Readiness: PostgreSQL, Redis, NATS', 'operations'), public: true },

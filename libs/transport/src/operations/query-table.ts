@@ -1,5 +1,5 @@
 import type { Role } from '@parley/auth';
-import { CatalogQueries } from '@parley/catalog';
+import { availableModelsQuery, CatalogQueries } from '@parley/catalog';
 import { defineOperation, ragSource, type Operation, type OperationSpec } from '@parley/conversation';
 import {
   AuditQueries,
@@ -79,6 +79,30 @@ export const QUERIES: readonly Operation[] = [
     handler: CatalogQueries,
     run: (catalog, _input, { caller }) => catalog.getAllActions(caller),
     path: '/api/v1/actions',
+  }),
+  query({
+    name: 'getAvailableActions',
+    summary: 'The actions the caller may start a conversation on (their model and provider usable by it)',
+    input: noInput,
+    handler: CatalogQueries,
+    run: (catalog, _input, { caller }) => catalog.availableActions(caller),
+    path: '/api/v1/actions/available',
+  }),
+  query({
+    name: 'getAvailableModels',
+    summary: 'Active models of a type (default inference) on active providers the caller may use (seed 001)',
+    input: availableModelsQuery,
+    handler: CatalogQueries,
+    run: (catalog, { modelType }, { caller }) => catalog.availableModels(caller, modelType),
+    path: '/api/v1/models/available',
+  }),
+  query({
+    name: 'getAvailableProviders',
+    summary: 'Active providers the caller may use: owned, instance-wide or shared with it',
+    input: noInput,
+    handler: CatalogQueries,
+    run: (catalog, _input, { caller }) => catalog.availableProviders(caller),
+    path: '/api/v1/providers/available',
   }),
   query({
     name: 'findActionByCode',
@@ -185,9 +209,9 @@ export const QUERIES: readonly Operation[] = [
   }),
   query({
     name: 'getUsage',
-    summary: 'Tokens and cost grouped by day, agent, action or model',
+    summary: 'Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own)',
     input: usageQuery,
-    roles: AUDITORS,
+    roles: ['client', ...AUDITORS],
     handler: UsageQueries,
     run: (usage, input, { caller }) => usage.getUsage(caller, input),
     path: '/api/v1/usage',

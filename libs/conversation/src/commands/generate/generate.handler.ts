@@ -301,10 +301,15 @@ const summary = (s: string): string => (s.length <= SUMMARY_CHARS ? s : `${s.sli
 
 /**
  * The failed turn as generate's error (seed 004 §9): a timeout is LLM_RUNTIME_ERROR with 504,
- * two tool errors in a row LLM_RUNTIME_ERROR (the tools, not a limit, failed), limits 422.
+ * two tool errors in a row LLM_RUNTIME_ERROR (the tools, not a limit, failed), limits 422, a
+ * spend budget 402 with its details.
  */
-function failureOf(error: { code: string; message: string } | undefined, timedOut: boolean): DomainError {
+function failureOf(
+  error: { code: string; message: string; details?: Record<string, unknown> } | undefined,
+  timedOut: boolean,
+): DomainError {
   const message = error?.message ?? 'The call failed.';
+  if (error?.code === 'BUDGET_EXCEEDED') return new DomainError('BUDGET_EXCEEDED', message, error.details);
   if (error?.code === 'LLM_LIMIT_EXCEEDED') return new DomainError('LLM_LIMIT_EXCEEDED', message);
   if (error?.code === 'LLM_RUNTIME_ERROR' && timedOut)
     return new DomainError('LLM_RUNTIME_ERROR', message, undefined, 504);
