@@ -181,6 +181,15 @@ describe('the dashboard at /ui, in a browser', () => {
     expect(points.series.inputTokens).toEqual([expected[0].inputTokens]);
     expect(points.series.outputTokens).toEqual([expected[0].outputTokens]);
     expect(expected[0].inputTokens).toBeGreaterThan(0);
+    expect(points.series.turns).toEqual([expected[0].turns]);
+    expect(points.series.latencyP95Ms).toEqual([expected[0].latencyP95Ms]);
+    await page.getByLabel('Group by').selectOption('subject');
+    await page.waitForFunction(() =>
+      (globalThis as any).document.querySelector('[data-testid=usage-chart][data-group=subject] canvas'),
+    );
+    expect(JSON.parse((await chart.getAttribute('data-points'))!).labels).toEqual(['admin']);
+    await page.getByLabel('Chart').selectOption('latency');
+    await expectAccessible();
     await page.getByLabel('Group by').selectOption('day');
     await page.waitForFunction(() =>
       (globalThis as any).document.querySelector('[data-testid=usage-chart][data-group=day] canvas'),
