@@ -152,7 +152,7 @@ export function ConversationPage({ id, who }: { id: string; who: Who }) {
   return (
     <section aria-labelledby="conversation-title" class="conversation">
       <h1 id="conversation-title">
-        Conversation <span class="mono">{id.slice(0, 8)}</span>
+        Conversation <span class="mono">{id}</span>
         {status && (
           <span class={`status s-${status}`} data-testid="status">
             {STATUS_NAMES[status] ?? status}

@@ -194,7 +194,7 @@ export function ConversationsPage() {
               <tr key={c.conversationUuid} data-id={c.conversationUuid}>
                 <td>
                   <a href={`${BASE}/conversations/${c.conversationUuid}`} onClick={onLink} class="mono">
-                    {c.conversationUuid.slice(0, 8)}
+                    {c.conversationUuid}
                   </a>
                 </td>
                 <td>
