@@ -92,6 +92,18 @@ describe('the dashboard at /ui, in a browser', () => {
     await screenshot(page, 'conversation');
   });
 
+  it('shows a failed turn: the model call attempt that failed and the failure code', async () => {
+    parley.simulator.script([{ reply: { fail: { status: 400, message: 'the prompt is malformed' } } }]);
+    const id = await start('CHAT');
+    expect((await send(id, 'break, please')).body.status).toBe('FA');
+    await open(id);
+    await page.locator('[data-kind=failure]').waitFor();
+    expect(await page.locator('[data-kind=failure]').textContent()).toContain('LLM_RUNTIME_ERROR');
+    expect(await page.locator('[data-kind=model] .attempt.failed').first().textContent()).toMatch(/failed/);
+    await page.getByTestId('status').filter({ hasText: 'failed' }).waitFor();
+    await expectAccessible();
+  });
+
   it('answers a pending question through the form built from it, by keyboard only', async () => {
     parley.simulator.script([
       {
@@ -168,7 +180,7 @@ describe('the dashboard at /ui, in a browser', () => {
       const [now, counts] = [await usage(), (await parley.call('GET', '/api/v1/conversations/counts')).body];
       const settled = JSON.stringify(now) === JSON.stringify(expected) && !counts.byStatus.RU;
       expected = now;
-      if (settled && now[0]?.conversations === 6) break;
+      if (settled && now[0]?.conversations === 7) break;
     }
     await page.goto(`${parley.url}/ui/usage`);
     await page.getByLabel('Group by').selectOption('agent');
