@@ -49,8 +49,13 @@ describe('the dashboard files at /ui', () => {
     const local = await get(`${parley.url}/ui/dev-key`);
     expect(local.status).toBe(200);
     expect((await local.json()) as unknown).toEqual({ key: 'pk_dev_first_run_key' });
-    const forwarded = await get(`${parley.url}/ui/dev-key`, { 'x-forwarded-for': '203.0.113.9' });
-    expect(forwarded.status).toBe(404);
+    for (const proxied of [
+      { 'x-forwarded-for': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9' },
+      { 'x-real-ip': '203.0.113.9' },
+      { via: '1.1 proxy' },
+    ])
+      expect((await get(`${parley.url}/ui/dev-key`, proxied)).status).toBe(404);
   });
 
   it('never offers a key outside development', async () => {

@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { UiFiles } from './ui-files';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** A request a proxy on this machine passed on is not this machine's: any of these says so. */
+const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'via'];
 
 /**
  * The dashboard (docs/dashboard.md): its built files at /ui, an SPA fallback to index.html for
@@ -34,7 +36,8 @@ export class DashboardController {
   @Get('ui/dev-key')
   @Public()
   async devKey(@Req() request: FastifyRequest): Promise<{ key: string }> {
-    const local = LOOPBACK.has(request.raw.socket.remoteAddress ?? '') && !request.headers['x-forwarded-for'];
+    const proxied = PROXY_HEADERS.some((h) => request.headers[h] !== undefined);
+    const local = LOOPBACK.has(request.raw.socket.remoteAddress ?? '') && !proxied;
     const key =
       this.config.env === 'development' && local
         ? (await readFile(adminKeyFileOf(this.config.database.dataDir), 'utf8').catch(() => '')).trim()
