@@ -49,7 +49,7 @@ describe('the dashboard files at /ui', () => {
     const local = await get(`${parley.url}/ui/dev-key`);
     expect(local.status).toBe(200);
     expect((await local.json()) as unknown).toEqual({ key: 'pk_dev_first_run_key' });
-    for (const proxied of [
+    for (const proxied of <Record<string, string>[]>[
       { 'x-forwarded-for': '203.0.113.9' },
       { forwarded: 'for=203.0.113.9' },
       { 'x-real-ip': '203.0.113.9' },
