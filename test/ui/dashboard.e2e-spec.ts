@@ -92,7 +92,7 @@ describe('the dashboard at /ui, in a browser', () => {
     await screenshot(page, 'conversation');
   });
 
-  it('shows a failed turn: the model call attempt that failed and the failure code', async () => {
+  it('shows a failed turn with its failed attempt and code, and kills the conversation', async () => {
     parley.simulator.script([{ reply: { fail: { status: 400, message: 'the prompt is malformed' } } }]);
     const id = await start('CHAT');
     expect((await send(id, 'break, please')).body.status).toBe('FA');
@@ -102,6 +102,10 @@ describe('the dashboard at /ui, in a browser', () => {
     expect(await page.locator('[data-kind=model] .attempt.failed').first().textContent()).toMatch(/failed/);
     await page.getByTestId('status').filter({ hasText: 'failed' }).waitFor();
     await expectAccessible();
+    // An admin ends it from the page; the stream shows the kill and the header its status.
+    await page.getByRole('button', { name: 'Kill' }).click();
+    await page.locator('[data-kind=marker]', { hasText: 'Killed' }).waitFor();
+    await page.getByTestId('status').filter({ hasText: 'killed' }).waitFor();
   });
 
   it('answers a pending question through the form built from it, by keyboard only', async () => {
