@@ -51,8 +51,11 @@ function useTimeline(id: string): { timeline: Timeline; version: number; error: 
             (batch) => {
               for (const m of batch) {
                 if (m.event === 'delta') timeline.delta(m.data as Delta);
-                else if (m.event === 'error') setError(describe((m.data as { error: unknown }).error));
-                else timeline.apply(m.data as StoredEvent);
+                else if (m.event === 'error') {
+                  const { code, message } = (m.data as { error: { code: string; message: string } }).error;
+                  setError(`${code}: ${message}`);
+                  if (code === 'UNAUTHENTICATED') stop.abort();
+                } else timeline.apply(m.data as StoredEvent);
               }
               schedule();
             },
@@ -63,7 +66,8 @@ function useTimeline(id: string): { timeline: Timeline; version: number; error: 
         } catch (err) {
           if (stop.signal.aborted) return;
           setError(describe(err));
-          if ((err as { status?: number }).status === 404 || (err as { status?: number }).status === 403) return;
+          // Retrying cannot help a refused key or an unknown conversation; a dropped connection it can.
+          if ([401, 403, 404].includes((err as { status?: number }).status ?? 0)) return;
         }
         await new Promise((r) => setTimeout(r, RECONNECT_MS));
       }
