@@ -58,6 +58,12 @@ describe('the dashboard at /ui, in a browser', () => {
     await page.locator('[data-testid=counts] [data-status=CO]').waitFor();
     expect(await page.locator('[data-testid=counts] [data-status=CO] strong').textContent()).toBe('2');
     await expectAccessible();
+    // The filters go to the API: a subject nobody has finds nothing, and clearing them finds all again.
+    await page.getByLabel('Subject').fill('nobody-at-all');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No conversation matches.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByTestId('conversations').locator('tbody tr').nth(1).waitFor();
     // A conversation started elsewhere shows up without a reload.
     const fresh = await start('CHAT');
     await page.locator(`[data-testid=conversations] tr[data-id="${fresh}"]`).waitFor({ timeout: 10_000 });
