@@ -74,7 +74,9 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
   await pg.connect();
   const peer = await startLangGraphPeer(sim.url);
   const wal = async () =>
-    Number((await pg.query<{ lsn: string }>(`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`)).rows[0].lsn);
+    Number(
+      (await pg.query<{ lsn: string }>(`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`)).rows[0].lsn,
+    );
   /**
    * Runs `drive` (which calls `onMeasuring` when its warm-up is over, and returns the measured
    * turns' times and, when it measures its own process, its CPU) with the counters around it.
@@ -111,8 +113,15 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
         const lanes: string[][] = [];
         for (let i = 0; i < conversations; i++)
           lanes.push(
-            (await client.ask({ kind: 'create', url: target.url, key: target.key, count: perLane, actionCode: k.action }))
-              .ids!,
+            (
+              await client.ask({
+                kind: 'create',
+                url: target.url,
+                key: target.key,
+                count: perLane,
+                actionCode: k.action,
+              })
+            ).ids!,
           );
         const firstRequest = await sim.requestCount();
         const parley = await measure(async (onMeasuring) => {
@@ -133,9 +142,7 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
         // The bare SDK replays one of Parley's turns (from the middle of a conversation), as many
         // times as Parley ran turns, from as many loops.
         const sent = await sim.requestsFrom(firstRequest);
-        const sample = sent
-          .slice(Math.floor(sent.length / 2 / k.requests) * k.requests)
-          .slice(0, k.requests);
+        const sample = sent.slice(Math.floor(sent.length / 2 / k.requests) * k.requests).slice(0, k.requests);
         const bare = await measure(async (onMeasuring) => {
           onMeasuring();
           const reply = await client.ask({
