@@ -142,6 +142,7 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
         // The bare SDK replays one of Parley's turns (from the middle of a conversation), as many
         // times as Parley ran turns, from as many loops.
         const sent = await sim.requestsFrom(firstRequest);
+        const parleyCalls = sent.length;
         const sample = sent.slice(Math.floor(sent.length / 2 / k.requests) * k.requests).slice(0, k.requests);
         const bare = await measure(async (onMeasuring) => {
           onMeasuring();
@@ -156,6 +157,7 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
           return { times: reply.times!, cpuMs: reply.cpuMs! };
         });
         const threads = lanes.map((lane) => lane.map((id) => `${k.kind}-${conversations}-${id}`));
+        const beforeLangGraph = await sim.requestCount();
         const langgraph = await measure(async (onMeasuring) => {
           const reply = await peer.ask(
             { kind: 'turns', lanes: threads, content: k.content, turnsPerConversation: TURNS_PER_CONVERSATION },
@@ -163,6 +165,14 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
           );
           return { times: reply.times!, cpuMs: reply.cpuMs! };
         });
+        // Both ran the same turns: one model call per plain turn, two per tool turn (the warm-ups too).
+        const conversationCount = lanes.flat().length;
+        const expected = (run: Run) => (run.times.length + conversationCount) * k.requests;
+        const langgraphCalls = (await sim.requestCount()) - beforeLangGraph;
+        if (parleyCalls !== expected(parley) || langgraphCalls !== expected(langgraph))
+          throw new Error(
+            `${k.kind} turns, ${conversations} conversations: model calls Parley ${parleyCalls}, LangGraph ${langgraphCalls}; expected ${expected(parley)}`,
+          );
         rows.push({ kind: k.kind, conversations, bare, langgraph, parley });
         process.stdout.write(`${throughputCells(rows.at(-1)!).join(' | ')}\n`);
       }
