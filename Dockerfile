@@ -1,10 +1,18 @@
 # Parley's production image. Stage 1 installs the runtime dependencies from the lockfile;
-# stage 2 holds only them and the sources, and runs as the unprivileged `node` user. Sources
-# run through @swc-node/register exactly as `npm start` does, so there is no build step.
+# stage 2 builds the dashboard (Vite, a dev dependency) into dist/ui; stage 3 holds only the
+# runtime dependencies, the sources and that build, and runs as the unprivileged `node` user.
+# Sources run through @swc-node/register exactly as `npm start` does.
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-slim AS ui
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY ui ./ui
+RUN npm run ui:build
 
 FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
@@ -18,6 +26,7 @@ COPY --chown=node:node bin ./bin
 COPY --chown=node:node migrations ./migrations
 COPY --chown=node:node libs ./libs
 COPY --chown=node:node apps ./apps
+COPY --from=ui --chown=node:node /app/dist/ui ./dist/ui
 RUN mkdir -p /app/.parley && chown node:node /app/.parley
 USER node
 EXPOSE 3000

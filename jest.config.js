@@ -38,7 +38,12 @@ module.exports = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j)s$': swc },
   moduleNameMapper: Object.fromEntries(libs.map((l) => [`^@parley/${l}$`, `<rootDir>/libs/${l}/src`])),
-  testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+  testMatch: [
+    '<rootDir>/libs/**/*.spec.ts',
+    '<rootDir>/apps/**/*.spec.ts',
+    '<rootDir>/ui/src/**/*.spec.ts',
+    '<rootDir>/test/**/*.e2e-spec.ts',
+  ],
   globalSetup: '<rootDir>/test/global-setup.ts',
   testTimeout: 30_000,
   maxWorkers: 2,

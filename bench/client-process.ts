@@ -12,6 +12,8 @@ export type ClientRequest =
   | {
       kind: 'turns';
       url: string;
+      /** Set: lane i sends to `urls[i % urls.length]` instead of `url` (several command APIs). */
+      urls?: string[];
       key: string;
       /** One list of conversation ids per concurrent loop. */
       lanes: string[][];
@@ -78,14 +80,18 @@ async function handle(request: ClientRequest, measuring: () => void): Promise<Om
       return { ids };
     }
     case 'turns': {
-      const { url, key, lanes, content, turnsPerConversation, paced } = request;
+      const { url, urls, key, lanes, content, turnsPerConversation, paced } = request;
+      const urlOf = (lane: number) => (urls ? urls[lane % urls.length] : url);
       // Warm-up: one turn per conversation (JIT, pooled connections, the server's caches).
-      await Promise.all(lanes.flat().map((id) => post(url, key, `/conversations/${id}/messages`, { content })));
+      await Promise.all(
+        lanes.flatMap((lane, i) => lane.map((id) => post(urlOf(i), key, `/conversations/${id}/messages`, { content }))),
+      );
       measuring();
       return measured(async () => {
         const times: number[] = [];
         await Promise.all(
-          lanes.map(async (lane) => {
+          lanes.map(async (lane, i) => {
+            const url = urlOf(i);
             for (const id of lane)
               for (let t = 0; t < turnsPerConversation; t++) {
                 await think(paced);

@@ -45,6 +45,7 @@ import {
   stepTable,
 } from './turn-bench-support';
 import { measureStreamStorage, printStreamStorage } from './stream-storage';
+import { measureThroughput, printThroughput } from './throughput';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const TURNS = Number(process.env.BENCH_TURNS ?? 12);
@@ -286,6 +287,9 @@ async function main(): Promise<void> {
     printTable(rows);
     if (cpuByMode.length > 0) printEncryptionCost(cpuByMode);
     if (process.env.BENCH_STORAGE !== '0') printStreamStorage(await measureStreamStorage(app, mainUrl, key, db.url));
+    // Closed-loop throughput beside the bare SDK and LangGraph (bench/throughput.ts).
+    if (process.env.BENCH_PEERS !== '0')
+      printThroughput(await measureThroughput({ url: mainUrl, key, client, sim, databaseUrl: db.url }));
   } finally {
     client?.close();
     await front?.close();

@@ -44,6 +44,48 @@ describe('the benchmarks at smoke size', () => {
     // The stored bytes of a streamed reply, at both rates, beside its 200 characters.
     for (const rate of ['20 tokens/s', '100 tokens/s'])
       expect(table.some((line) => line.startsWith(`| ${rate} | 200 |`))).toBe(true);
+    // The closed loop beside the bare SDK and LangGraph + PostgresSaver, with the ratios and the
+    // time added at one conversation; LangGraph's tokenizer never reached for the network.
+    expect(table).toContainEqual(
+      expect.stringMatching(
+        /^\| closed loop \| turns bare \/ LangGraph \/ Parley \| turns\/s .*Parley ÷ LangGraph \| Parley ÷ bare \|.*WAL KB\/turn/,
+      ),
+    );
+    for (const kind of ['plain', 'tool'])
+      for (const size of ['1 conversation', '10 conversations', '50 conversations'])
+        expect(table).toContainEqual(
+          expect.stringMatching(
+            new RegExp(
+              `^\\| ${kind} turn, ${size} \\| \\d+ / \\d+ / \\d+ \\| \\d+ / \\d+ / \\d+ \\| [\\d.]+ \\| [\\d.]+ \\|`,
+            ),
+          ),
+        );
+    for (const kind of ['plain', 'tool'])
+      expect(table).toContainEqual(
+        expect.stringMatching(new RegExp(`^\\| ${kind} turn \\| -?[\\d.]+ / -?[\\d.]+ \\| -?[\\d.]+ / -?[\\d.]+ \\|$`)),
+      );
+    expect(out).toMatch(/LangGraph's requests off this machine \(tokenizer ranks\): none/);
+  }, 240_000);
+
+  it('bench:scale-out runs two command APIs, two workers and a projector, then the all-in-one server, and loses nothing', async () => {
+    const { code, out } = await runBenchmark('scale-out.bench.ts', {
+      BENCH_CONVERSATIONS: '4',
+      BENCH_TURNS: '8',
+      BENCH_TURNS_PER_CONVERSATION: '2',
+    });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/deployment.*turns\/s.*acknowledged turns.*TurnStarted stored.*MessageRecorded stored/);
+    // 4 conversations of a warm-up turn and 2 measured: 12 acknowledged, each with its events and rows.
+    for (const deployment of ['2 command APIs, 2 workers, 1 projector', 'all-in-one server'])
+      expect(table).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^\\| ${deployment} \\| 4 \\| 8 \\| \\d+ \\| [\\d. /]+ \\| 12 \\| 12 \\| 24 \\| 24 \\| 0 \\|`),
+        ),
+      );
+    for (const name of ['command API 1', 'command API 2', 'worker 1', 'worker 2', 'projector'])
+      expect(table).toContainEqual(expect.stringContaining(`| 2 command APIs, 2 workers, 1 projector | ${name} | `));
+    expect(out).toMatch(/lost turns: 0 and 0/);
   }, 180_000);
 
   it('bench:read runs the projection lag, the rebuild and the queries and prints its table', async () => {
@@ -51,6 +93,14 @@ describe('the benchmarks at smoke size', () => {
     expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
     const table = tableOf(out);
     for (const scenario of ['projection lag', 'projection rebuild', 'conversation by id', 'messages of a conversation'])
+      expect(table.some((line) => line.startsWith(`| ${scenario}`))).toBe(true);
+  }, 120_000);
+
+  it('bench:ui loads the conversations page and a long timeline in Chromium and prints its table', async () => {
+    const { code, out } = await runBenchmark('ui.bench.ts', { BENCH_UI_CONVERSATIONS: '200', BENCH_UI_EVENTS: '200' });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    for (const scenario of ['conversations page', 'timeline of 200+ events', 'timeline scrolled'])
       expect(table.some((line) => line.startsWith(`| ${scenario}`))).toBe(true);
   }, 120_000);
 

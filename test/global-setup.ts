@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { runMigrations } from '../libs/platform/src/database/migrate';
 import { TEST_ADMIN_URL, databaseUrl } from '../libs/testing/src/test-server';
+import { ensureUiBuilt } from '../tools/ui-build';
 
 /** A template name that changes whenever a migration's text changes. */
 function templateName(): string {
@@ -22,6 +23,8 @@ const STALE_TEMPLATE_MS = 6 * 60 * 60 * 1000;
  * the run here, loudly, instead of letting database tests skip.
  */
 export default async function globalSetup(): Promise<void> {
+  // The dashboard's browser tests (test/ui) need its build; a fresh clone has none yet.
+  ensureUiBuilt((line) => process.stderr.write(`${line}\n`));
   const name = templateName();
   process.env.PARLEY_TEST_TEMPLATE = name;
   const admin = new Client({ connectionString: TEST_ADMIN_URL });

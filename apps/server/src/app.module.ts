@@ -5,6 +5,7 @@ import { KnowledgeHttpModule } from '@parley/knowledge';
 import { ReadModelsModule } from '@parley/read-models';
 import {
   CommandTransportModule,
+  DashboardModule,
   IntegrationRelayModule,
   JsonRpcModule,
   McpServerModule,
@@ -33,6 +34,7 @@ export class AppModule {
         JsonRpcModule,
         McpServerModule,
         OpenApiModule,
+        DashboardModule,
       ],
     };
   }

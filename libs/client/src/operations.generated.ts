@@ -271,15 +271,27 @@ export interface QueryInputs {
   findMcpClientByName: {
     name: string;
   };
-  /** Conversations by status, agent, action and time, cursor-paged */
+  /** Conversations by status, agent, action, subject, text and time, cursor-paged */
   listConversations: {
     status?: 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
     agentCode?: string;
     actionCode?: string;
+    subject?: string;
+    text?: string;
     from?: string;
     to?: string;
+    minPosition?: string;
     limit?: number;
     cursor?: string;
+  };
+  /** How many conversations of each status the list filters find */
+  countConversations: {
+    agentCode?: string;
+    actionCode?: string;
+    subject?: string;
+    text?: string;
+    from?: string;
+    to?: string;
     minPosition?: string;
   };
   /** A conversation */
@@ -363,8 +375,10 @@ export interface QueryReplies {
   findToolByCode: unknown;
   /** An MCP client by its name */
   findMcpClientByName: unknown;
-  /** Conversations by status, agent, action and time, cursor-paged */
+  /** Conversations by status, agent, action, subject, text and time, cursor-paged */
   listConversations: unknown;
+  /** How many conversations of each status the list filters find */
+  countConversations: unknown;
   /** A conversation */
   findConversation: unknown;
   /** The messages of a conversation */
@@ -527,6 +541,11 @@ export const OPERATIONS = {
     http: { method: 'get', path: '/api/v1/mcp-clients/{name}', nullIsNotFound: true },
   },
   listConversations: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/conversations' } },
+  countConversations: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/conversations/counts' },
+  },
   findConversation: {
     kind: 'query',
     startsTurn: false,

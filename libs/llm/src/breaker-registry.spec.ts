@@ -26,6 +26,7 @@ describe('BreakerRegistry', () => {
     await expect(breakers.execute('B', async () => 'fine')).resolves.toBe('fine');
     expect(breakers.state('A')).toBe('open');
     expect(breakers.state('B')).toBe('closed');
+    expect(breakers.states()).toEqual({ A: 'open', B: 'closed' });
   });
 
   it('does not count errors that are not retryable', async () => {

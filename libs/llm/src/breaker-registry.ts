@@ -52,6 +52,11 @@ export class BreakerRegistry {
     return breaker ? STATES[breaker.state] : 'closed';
   }
 
+  /** The state of every provider called since the process started, by provider code. */
+  states(): Record<string, BreakerState> {
+    return Object.fromEntries([...this.breakers.keys()].sort().map((code) => [code, this.state(code)]));
+  }
+
   private breaker(providerCode: string): CircuitBreakerPolicy {
     let breaker = this.breakers.get(providerCode);
     if (!breaker) {

@@ -8,4 +8,5 @@ export { QueueDepthModule } from './metrics/queue-depth.module';
 export { instrumentHttp } from './http/http-instrumentation';
 export { observeNatsRequest } from './nats/nats-instrumentation';
 export { HealthController } from './health/health.controller';
+export { ReadinessService, type CheckStatus } from './health/readiness.service';
 export { ObservabilityModule } from './observability.module';

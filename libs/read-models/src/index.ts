@@ -15,6 +15,7 @@ export {
   byConversation,
   STATUSES,
   listConversationsQuery,
+  countConversationsQuery,
   usageQuery,
   eventsQuery,
   stateQuery,

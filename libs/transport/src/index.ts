@@ -11,3 +11,4 @@ export { OpenApiModule } from './openapi/openapi.module';
 export { runDeployable, listenForOperations } from './app/bootstrap';
 export { McpServerModule } from './mcp/mcp.module';
 export { registerMcpCommand } from './mcp/mcp.command';
+export { DashboardModule } from './dashboard/dashboard.module';

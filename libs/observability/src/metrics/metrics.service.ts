@@ -116,6 +116,16 @@ export class MetricsService {
     this.queueProbes.set(queue, probe);
   }
 
+  /** The current value of each series of a gauge (`projection_lag_ms`, `queue_depth`), by its one label. */
+  async gaugeValues(name: 'projection_lag_ms' | 'queue_depth'): Promise<Record<string, number | null>> {
+    const metric = this.registry.getSingleMetric(name);
+    if (!metric) return {};
+    const { values } = await metric.get();
+    return Object.fromEntries(
+      values.map((v) => [String(Object.values(v.labels)[0]), Number.isFinite(v.value) ? v.value : null]),
+    );
+  }
+
   render(): Promise<string> {
     return this.registry.metrics();
   }

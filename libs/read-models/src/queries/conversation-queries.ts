@@ -4,7 +4,7 @@ import { openContent, type ConversationKeys } from '@parley/event-store';
 import type { Pool } from 'pg';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { ProjectionPositions } from './projection-positions';
-import type { ByConversation, ListConversationsQuery } from './query-schemas';
+import type { ByConversation, CountConversationsQuery, ListConversationsQuery } from './query-schemas';
 import { conversationOf, messageOf, modelCallOf, toolCallOf, type ConversationView } from './row-mappers';
 
 type Row = Record<string, unknown>;
@@ -97,19 +97,8 @@ export class ConversationQueries {
   /** Newest first, filtered, paged by an opaque cursor. */
   async listConversations(principal: Principal, q: ListConversationsQuery) {
     await this.positions.waitFor(q.minPosition);
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, value: unknown) => {
-      params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
-    };
-    const owner = ownerFilter(principal);
-    if (owner !== null) add('owner = ?', owner);
+    const { where, params, add } = filtersOf(principal, q);
     if (q.status) add('status = ?', q.status);
-    if (q.agentCode) add('agent_code = ?', q.agentCode);
-    if (q.actionCode) add('action_code = ?', q.actionCode);
-    if (q.from) add('created_at >= ?', q.from);
-    if (q.to) add('created_at < ?', q.to);
     if (q.cursor) {
       const c = decodeCursor(q.cursor);
       params.push(c.createdAt, c.id);
@@ -128,6 +117,19 @@ export class ConversationQueries {
         ? encodeCursor({ createdAt: last.createdAt as string, id: last.conversationUuid })
         : null;
     return { items, nextCursor };
+  }
+
+  /** How many conversations of each status the same filters (but status) find: `{total, byStatus}`. */
+  async countConversations(principal: Principal, q: CountConversationsQuery) {
+    await this.positions.waitFor(q.minPosition);
+    const { where, params } = filtersOf(principal, q);
+    const { rows } = await this.pool.query<{ status: string; n: number }>(
+      `select status, count(*)::int as n from rm_conversations ${where.length ? `where ${where.join(' and ')}` : ''}
+       group by status`,
+      params,
+    );
+    const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    return { total: rows.reduce((sum, r) => sum + r.n, 0), byStatus };
   }
 
   /** The owner of a conversation the caller may read; NOT_FOUND otherwise. */
@@ -173,4 +175,27 @@ export class ConversationQueries {
     ]);
     return rows[0] ?? null;
   }
+}
+
+/** The WHERE clauses the list and its counts share; `add` appends one more with its `?` bound. */
+function filtersOf(principal: Principal, q: CountConversationsQuery) {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replaceAll('?', `$${params.length}`));
+  };
+  const owner = ownerFilter(principal);
+  if (owner !== null) add('owner = ?', owner);
+  if (q.subject) add('owner = ?', q.subject);
+  if (q.agentCode) add('agent_code = ?', q.agentCode);
+  if (q.actionCode) add('action_code = ?', q.actionCode);
+  if (q.from) add('created_at >= ?', q.from);
+  if (q.to) add('created_at < ?', q.to);
+  if (q.text)
+    add(
+      `(conversation_id::text ilike ? or agent_code ilike ? or action_code ilike ? or owner ilike ? or metadata::text ilike ?)`,
+      `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+    );
+  return { where, params, add };
 }

@@ -20,16 +20,27 @@ export const byConversation = z.strictObject({ conversationId, minPosition });
 
 export const STATUSES = ['NS', 'RU', 'CO', 'FA', 'WA', 'PA', 'ST', 'TE', 'KI'] as const;
 
-export const listConversationsQuery = z.strictObject({
-  status: z.enum(STATUSES).optional(),
+/** The filters a list and its counts share: everything but status and paging. */
+const conversationFilters = {
   agentCode: code.optional(),
   actionCode: code.optional(),
+  /** The owner (the subject that started it); a client sees only its own whatever it names. */
+  subject: z.string().trim().min(1).max(256).optional(),
+  /** Case-insensitive text in the id, agent, action, owner or metadata. */
+  text: z.string().trim().min(1).max(200).optional(),
   from: instant.optional(),
   to: instant.optional(),
+  minPosition,
+};
+
+export const listConversationsQuery = z.strictObject({
+  status: z.enum(STATUSES).optional(),
+  ...conversationFilters,
   limit: int(1, 200).default(50),
   cursor: z.string().max(512).optional(),
-  minPosition,
 });
+
+export const countConversationsQuery = z.strictObject(conversationFilters);
 
 export const usageQuery = z.strictObject({
   groupBy: z.enum(['day', 'subject', 'agent', 'action', 'model']),
@@ -55,6 +66,7 @@ export const feedQuery = z.strictObject({ fromPosition: position.optional(), lim
 
 export type ByConversation = z.output<typeof byConversation>;
 export type ListConversationsQuery = z.output<typeof listConversationsQuery>;
+export type CountConversationsQuery = z.output<typeof countConversationsQuery>;
 export type UsageQuery = z.output<typeof usageQuery>;
 export type EventsQuery = z.output<typeof eventsQuery>;
 export type StateQuery = z.output<typeof stateQuery>;

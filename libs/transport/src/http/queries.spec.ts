@@ -193,6 +193,27 @@ describe('queries over HTTP and over NATS', () => {
     expect((await nats('listConversations', { cursor: 'bm9wZQ' })).error.code).toBe('VALIDATION_FAILED');
   });
 
+  it('filters the list by subject and text, and counts each status under the same filters', async () => {
+    const ids = (body: { items: { conversationUuid: string }[] }) => body.items.map((c) => c.conversationUuid).sort();
+    expect(ids((await http('/api/v1/conversations?subject=client-b')).body)).toEqual([theirs]);
+    expect(ids((await http(`/api/v1/conversations?text=${theirs.slice(0, 8).toUpperCase()}`)).body)).toEqual([theirs]);
+    expect(ids((await http('/api/v1/conversations?text=CLIENT-B')).body)).toEqual([theirs]);
+    expect((await http('/api/v1/conversations?text=50%25_off')).body.items).toEqual([]);
+    // A client naming another subject still sees only its own: none of client-b's.
+    expect((await http('/api/v1/conversations?subject=client-b', clientKey)).body.items).toEqual([]);
+
+    const all = await http('/api/v1/conversations/counts');
+    expect(all.status).toBe(200);
+    expect(all.body.total).toBe(3);
+    expect(all.body.byStatus.WA).toBe(1);
+    const own = await nats('countConversations', { actionCode: 'TICKET' }, clientKey);
+    expect(own.result).toEqual({ total: 1, byStatus: { WA: 1 } });
+    expect((await http('/api/v1/conversations/counts?subject=client-b')).body.total).toBe(1);
+    const bad = await http('/api/v1/conversations/counts?status=CO');
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.error)).toContain('status');
+  });
+
   it("sums usage by day, subject, agent, action and model: everyone's for admins, its own for a client", async () => {
     const byAction = await http('/api/v1/usage?groupBy=action');
     // Latencies: every scripted model call took 250 ms.

@@ -281,6 +281,13 @@ export const ROUTES: readonly RouteDoc[] = [
     status: 204,
     reply: 'none',
   },
+  get('/api/v1/whoami', 'whoami', "The caller's subject and roles", 'operations'),
+  get(
+    '/api/v1/status',
+    'getStatus',
+    'Dependencies, projection lag, queue depth, running turns and breakers (auditors, admins)',
+    'operations',
+  ),
   get(
     '/api/v1/budgets/{code}',
     'getBudgetStanding',

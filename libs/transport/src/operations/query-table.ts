@@ -10,6 +10,7 @@ import {
   eventsQuery,
   feedQuery,
   listConversationsQuery,
+  countConversationsQuery,
   noInput,
   stateQuery,
   UsageQueries,
@@ -141,11 +142,19 @@ export const QUERIES: readonly Operation[] = [
   }),
   query({
     name: 'listConversations',
-    summary: 'Conversations by status, agent, action and time, cursor-paged',
+    summary: 'Conversations by status, agent, action, subject, text and time, cursor-paged',
     input: listConversationsQuery,
     handler: ConversationQueries,
     run: (conversations, input, { caller }) => conversations.listConversations(caller, input),
     path: C,
+  }),
+  query({
+    name: 'countConversations',
+    summary: 'How many conversations of each status the list filters find',
+    input: countConversationsQuery,
+    handler: ConversationQueries,
+    run: (conversations, input, { caller }) => conversations.countConversations(caller, input),
+    path: `${C}/counts`,
   }),
   query({
     name: 'findConversation',
