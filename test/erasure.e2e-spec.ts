@@ -1,5 +1,6 @@
 import { CONVERSATION_KEYS, EVENT_STORE, type ConversationKeys, type EventStore } from '@parley/event-store';
 import { MemoryStore } from '@parley/knowledge';
+import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
 import { PG_POOL } from '@parley/platform';
 import { until } from '@parley/testing';
 import { execFile } from 'node:child_process';
@@ -249,6 +250,10 @@ describe('erasure by crypto-shredding', () => {
     await until(async () => !(await readModelRows(id)).includes('pc1'), 5000, 100);
     expect(await readModelRows(id)).toContain('[erased]');
     noSecret('raw rows after erasure', await rawRows(id));
+    // A rebuild of the read models from the stream gives the same purged rows.
+    const purged = await readModelRows(id);
+    await rebuildProjections(pool, store, PROJECTIONS);
+    expect(await readModelRows(id)).toEqual(purged);
 
     // The conversation takes no more commands.
     const refused = await as('POST', `/api/v1/conversations/${id}/messages`, { content: 'hello again' });
