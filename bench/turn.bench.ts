@@ -79,7 +79,9 @@ async function main(): Promise<void> {
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
     // How streamed replies are cut into stored events, to compare windows (unset: the defaults).
+    STREAM_EVENT_FIRST_MS: process.env.STREAM_EVENT_FIRST_MS,
     STREAM_EVENT_WINDOW_MS: process.env.STREAM_EVENT_WINDOW_MS,
+    STREAM_EVENT_MAX_WINDOW_MS: process.env.STREAM_EVENT_MAX_WINDOW_MS,
     STREAM_EVENT_MAX_CHARS: process.env.STREAM_EVENT_MAX_CHARS,
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));

@@ -368,10 +368,13 @@ export const envSchema = z.object({
   STUCK_AFTER_MS: int(600_000, 1000).describe(
     'A running turn with no new event for this long is recorded as stuck (`ConversationStuck`).',
   ),
-  STREAM_EVENT_WINDOW_MS: int(1000, 0).describe(
-    'The first `ChunksReceived` event of a streamed reply is stored at the latest this long after its first delta (live deltas go out at once regardless); each later batch may wait twice as long as the one before.',
+  STREAM_EVENT_FIRST_MS: int(100, 0).describe(
+    "The first `ChunksReceived` event of a streamed reply, which carries the model call's start, is stored at the latest this long after its first delta (live deltas go out at once regardless).",
   ),
-  STREAM_EVENT_MAX_WINDOW_MS: int(8000, 0).describe(
+  STREAM_EVENT_WINDOW_MS: int(2000, 0).describe(
+    'The second `ChunksReceived` event of a streamed reply is stored at the latest this long after its first delta; each later one may wait twice as long as the one before.',
+  ),
+  STREAM_EVENT_MAX_WINDOW_MS: int(16_000, 0).describe(
     'The longest a `ChunksReceived` batch waits after its first delta, however long the reply.',
   ),
   STREAM_EVENT_MAX_CHARS: int(2048, 16).describe(

@@ -151,6 +151,7 @@ function toConfig(env: Env) {
       toolApprovalTimeoutMs: env.TOOL_APPROVAL_TIMEOUT_MS,
       stuckAfterMs: env.STUCK_AFTER_MS,
       /** How a streamed reply is cut into ChunksReceived events: by time since a batch's first delta (growing), and by size. */
+      streamEventFirstMs: env.STREAM_EVENT_FIRST_MS,
       streamEventWindowMs: env.STREAM_EVENT_WINDOW_MS,
       streamEventMaxWindowMs: Math.max(env.STREAM_EVENT_MAX_WINDOW_MS, env.STREAM_EVENT_WINDOW_MS),
       streamEventMaxChars: env.STREAM_EVENT_MAX_CHARS,

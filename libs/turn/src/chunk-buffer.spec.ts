@@ -10,7 +10,7 @@ const modelCallStarted: ConversationEvent = {
 };
 
 /** A small window, so the timings below stay short: 50 ms, or 64 characters. */
-const WINDOW = { windowMs: 50, maxWindowMs: 50, maxChars: 64 };
+const WINDOW = { firstMs: 50, windowMs: 50, maxWindowMs: 50, maxChars: 64 };
 
 const chunksOf = (batch: { text: string; reasoning: string; count: number }): ConversationEvent => ({
   type: 'ChunksReceived',
@@ -98,9 +98,14 @@ describe('ChunkBuffer', () => {
     expect(events.filter((e) => e.type === 'ModelCallStarted')).toHaveLength(1);
   });
 
-  it('lets each later batch of a slow stream wait twice as long as the one before, up to the longest window', async () => {
+  it('stores the first batch of a slow stream soon, then lets each wait twice as long as the one before, up to the longest window', async () => {
     const { ctx, stored } = await runningTurn();
-    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted, { windowMs: 40, maxWindowMs: 100, maxChars: 1000 });
+    const buffer = new ChunkBuffer(ctx, chunksOf, modelCallStarted, {
+      firstMs: 20,
+      windowMs: 40,
+      maxWindowMs: 100,
+      maxChars: 1000,
+    });
     const started = Date.now();
     const storedAt: number[] = [];
     const append = ctx.append.bind(ctx);
@@ -113,13 +118,14 @@ describe('ChunkBuffer', () => {
       buffer.add('text', 'x');
       await sleep(10);
     }
-    // Windows of 40, 80, then 100 ms (capped): stored near 40, 120, 220, 320, 420 and 520 ms.
+    // Windows of 20, 40, 80, then 100 ms (capped): stored near 20, 60, 140, 240, 340, 440 and 540 ms.
     const gaps = storedAt.slice(1).map((t, i) => t - storedAt[i]);
-    expect(storedAt[0]).toBeLessThan(100);
-    expect(gaps[0]).toBeGreaterThanOrEqual(70);
-    expect(gaps.slice(1).every((g) => g >= 90)).toBe(true);
+    expect(storedAt[0]).toBeLessThan(80);
+    expect(gaps[0]).toBeGreaterThanOrEqual(35);
+    expect(gaps[1]).toBeGreaterThanOrEqual(70);
+    expect(gaps.slice(2).every((g) => g >= 90)).toBe(true);
     expect(storedAt.length).toBeGreaterThanOrEqual(3);
-    expect(storedAt.length).toBeLessThanOrEqual(6);
+    expect(storedAt.length).toBeLessThanOrEqual(7);
     expect(batches(await stored()).length).toBe(storedAt.length);
     buffer.drain();
   });

@@ -8,13 +8,15 @@ export interface Batch {
 }
 
 /**
- * How a stream is cut into ChunksReceived events (`STREAM_EVENT_WINDOW_MS`,
- * `STREAM_EVENT_MAX_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`).
+ * How a stream is cut into ChunksReceived events (`STREAM_EVENT_FIRST_MS`,
+ * `STREAM_EVENT_WINDOW_MS`, `STREAM_EVENT_MAX_WINDOW_MS`, `STREAM_EVENT_MAX_CHARS`).
  */
 export interface ChunkWindow {
-  /** The first batch is stored at the latest this long after its first delta. */
+  /** The first batch, which carries the call's start, is stored at the latest this long after its first delta. */
+  firstMs: number;
+  /** The second batch may wait this long; each later one twice as long as the one before… */
   windowMs: number;
-  /** Each later batch may wait twice as long as the one before, up to this. */
+  /** …up to this. */
   maxWindowMs: number;
   /** A batch closes once its text and reasoning reach this many characters. */
   maxChars: number;
@@ -30,14 +32,16 @@ const CLOSED_BATCH_MS = 5;
 /**
  * Collects streamed deltas into ChunksReceived batches, cut by time and by size, never one event
  * per token: the live deltas reach followers at once over LIVE_DELTAS, so the stored record of a
- * stream need not be fine-grained. The first batch is stored within `windowMs` of its first delta
- * (1 s by default), so a stream's start is soon on record; each later one may wait twice as long
- * as the one before, up to `maxWindowMs` (8 s), so a long reply at a person's reading speed is a
- * handful of events whose envelopes weigh little beside their text; a batch that reaches
- * `maxChars` (2,048) is stored at once. A crash loses at most one window of stored text, and
- * the call is made again anyway. The attempt's ModelCallStarted rides with
- * the first batch (or with the attempt's outcome): a crash before it is stored only means the
- * call is made again, which is what a stored but unfinished call means too.
+ * stream need not be fine-grained. The first batch is stored within `firstMs` of its first delta
+ * (100 ms by default): it carries the attempt's ModelCallStarted (and what rode with it, such as
+ * the idempotent tool calls before it), which followers wait for before they show the call's
+ * text. The second may wait `windowMs` (2 s), each later one twice as long as the one before, up
+ * to `maxWindowMs` (16 s), so a long reply at a person's reading speed is a handful of events whose
+ * envelopes weigh little beside their text; a batch that reaches `maxChars` (2,048) is stored at
+ * once. A crash loses at most one window of stored text, and the call is made again anyway. The
+ * attempt's ModelCallStarted rides with the first batch (or with the attempt's outcome): a crash
+ * before it is stored only means the call is made again, which is what a stored but unfinished
+ * call means too.
  */
 export class ChunkBuffer {
   private text = '';
@@ -46,6 +50,8 @@ export class ChunkBuffer {
   private chars = 0;
   /** How long the open batch may wait after its first delta. */
   private windowMs: number;
+  /** Batches closed so far. */
+  private batches = 0;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = 0;
   private failure: unknown = null;
@@ -63,7 +69,7 @@ export class ChunkBuffer {
     private readonly window: ChunkWindow,
   ) {
     this.pending = [started];
-    this.windowMs = window.windowMs;
+    this.windowMs = window.firstMs;
   }
 
   add(kind: 'text' | 'reasoning', delta: string): void {
@@ -124,7 +130,7 @@ export class ChunkBuffer {
     this.reasoning = '';
     this.count = 0;
     this.chars = 0;
-    this.windowMs = Math.min(this.windowMs * 2, this.window.maxWindowMs);
+    this.windowMs = this.batches++ === 0 ? this.window.windowMs : Math.min(this.windowMs * 2, this.window.maxWindowMs);
   }
 
   /** Makes sure a flush happens within `ms` (an earlier one already due stays). */

@@ -49,6 +49,7 @@ export class ModelCallRecorder implements LlmCallHooks {
       (chunks) => this.ctx.decide({ type: 'RecordChunks', data: { callNo, attempt, ...chunks } })[0],
       started,
       {
+        firstMs: this.deps.config.turn.streamEventFirstMs,
         windowMs: this.deps.config.turn.streamEventWindowMs,
         maxWindowMs: this.deps.config.turn.streamEventMaxWindowMs,
         maxChars: this.deps.config.turn.streamEventMaxChars,
