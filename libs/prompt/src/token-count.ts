@@ -46,8 +46,13 @@ function encoderFor(modelName: string): Tiktoken {
   return encoder;
 }
 
+/**
+ * The model's token count of `text`, through `tokenCounter`: each pre-token's count is
+ * remembered, so the prompt of every turn (its instructions and history repeat) costs little
+ * more than a few lookups. Special-token text such as `<|endoftext|>` is counted as plain text.
+ */
 export function countTokens(text: string, modelName: string): number {
-  return text.length === 0 ? 0 : encoderFor(modelName).encode(text).length;
+  return text.length === 0 ? 0 : tokenCounter(modelName)(text);
 }
 
 /** Pieces remembered per encoding by `tokenCounter` (all cleared when full), and the longest remembered. */
@@ -56,11 +61,11 @@ const MAX_CACHED_PIECE = 64;
 const counters = new Map<TiktokenEncoding, (text: string) => number>();
 
 /**
- * `countTokens` for many texts: the same counts, faster. Text is split into the encoding's
- * pre-tokens (BPE never merges across them, so a text's count is the sum of its pieces') and each
- * piece's count is remembered (up to PIECE_CACHE_MAX pieces of at most MAX_CACHED_PIECE
- * characters): words repeat, BPE is the cost. Special-token text such as `<|endoftext|>` is
- * counted as the plain text it is, where `countTokens` throws. For document ingestion.
+ * A counter of one model's tokens: the encoder's counts, faster. Text is split into the
+ * encoding's pre-tokens (BPE never merges across them, so a text's count is the sum of its
+ * pieces') and each piece's count is remembered (up to PIECE_CACHE_MAX pieces of at most
+ * MAX_CACHED_PIECE characters): words repeat, BPE is the cost. Special-token text such as
+ * `<|endoftext|>` is counted as the plain text it is.
  */
 export function tokenCounter(modelName: string): (text: string) => number {
   const name = encodingNameFor(modelName);
