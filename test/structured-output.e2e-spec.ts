@@ -25,12 +25,36 @@ function structuredCatalog(simUrl: string) {
     description: 'Classifies a ticket',
     schemas: [{ domainSchema: 'TICKET', llmInputOutput: 'O' }],
   };
+  // Two lookups through the same in-process tool: one's output schema matches what it answers,
+  // the other's asks for a field it never gives.
+  const lookup = (code: string, llmSchemaOutput: string) => ({
+    code,
+    description: `Looks an order up (${code})`,
+    llmToolBeanName: 'orderStatus',
+    llmSchemaOutput,
+    idempotent: true,
+  });
   return {
     ...base,
-    domainSchemas: [{ code: 'TICKET', description: 'A classified ticket', jsonSchema: TICKET_SCHEMA }],
-    actions: [...base.actions, classify],
+    domainSchemas: [
+      { code: 'TICKET', description: 'A classified ticket', jsonSchema: TICKET_SCHEMA },
+      { code: 'SHIPPING', description: 'An order status', jsonSchema: SHIPPING_SCHEMA },
+      { code: 'REFUND', description: 'A refund', jsonSchema: { ...SHIPPING_SCHEMA, required: ['status', 'refund'] } },
+    ],
+    tools: [...base.tools, lookup('ORD_OK', 'SHIPPING'), lookup('ORD_BAD', 'REFUND')],
+    actions: [
+      ...base.actions,
+      classify,
+      { ...base.actions[0], code: 'LOOKUP', description: 'Looks orders up', tools: ['ORD_OK', 'ORD_BAD'] },
+    ],
   };
 }
+
+const SHIPPING_SCHEMA = {
+  type: 'object',
+  properties: { orderId: { type: 'string' }, status: { type: 'string' } },
+  required: ['status'],
+};
 
 const lastUserText = (request: { messages: { role: string; content?: unknown }[] }): string => {
   const users = request.messages.filter((m) => m.role === 'user');
@@ -183,6 +207,44 @@ describe('structured output: replies validated against the action output schema'
     } finally {
       await nc.close();
     }
+  });
+
+  it('checks a catalog tool’s output against its llmSchemaOutput: a mismatch is a failed call the model is told of', async () => {
+    parley.simulator.script([
+      {
+        when: { callCount: 1 },
+        reply: {
+          toolCalls: [
+            { name: 'ORD_OK', arguments: { orderId: 'A-1001' }, id: 'call_ok' },
+            { name: 'ORD_BAD', arguments: { orderId: 'A-1001' }, id: 'call_bad' },
+          ],
+        },
+      },
+      { reply: { text: 'It has shipped.' } },
+    ]);
+    const id = (await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'LOOKUP' }))
+      .body.conversationId as string;
+    const res = await send(id, 'Where is A-1001?');
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'It has shipped.' });
+
+    const events = await eventsOf(id);
+    // The schemas are frozen into the conversation with its tools.
+    const started = events.find((e) => e.type === 'ConversationStarted')!.data as {
+      snapshot: { tools: { name: string; outputSchema?: unknown }[] };
+    };
+    expect(started.snapshot.tools.find((t) => t.name === 'ORD_OK')!.outputSchema).toEqual(SHIPPING_SCHEMA);
+    const completed = events.filter((e) => e.type === 'ToolCallCompleted').map((e) => e.data as { name: string });
+    expect(completed.map((c) => c.name)).toEqual(['ORD_OK']);
+    const failed = events.find((e) => e.type === 'ToolCallFailed')!.data as { name: string; code: string };
+    expect(failed).toMatchObject({ name: 'ORD_BAD', code: 'INVALID_OUTPUT' });
+    // The model's next request carries the failure as the call's result.
+    const second = parley.simulator.requests[1].body as {
+      messages: { role: string; content: string; tool_call_id?: string }[];
+    };
+    const result = second.messages.find((m) => m.role === 'tool' && m.tool_call_id === 'call_bad')!;
+    expect(result.content).toMatch(/INVALID_OUTPUT/);
+    expect(result.content).toMatch(/does not match its output schema/);
+    expect(result.content).toMatch(/refund/);
   });
 
   it('leaves an action without an output schema free text', async () => {

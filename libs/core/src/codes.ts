@@ -15,7 +15,14 @@ export type TurnFailureCode =
  * again. INTERRUPTED: a call that may not run twice was cut short by a crash and not run again.
  */
 export type ToolErrorCode =
-  'INVALID_ARGUMENTS' | 'NOT_ALLOWED' | 'TIMEOUT' | 'TOOL_ERROR' | 'UNAVAILABLE' | 'ABORTED' | 'INTERRUPTED';
+  | 'INVALID_ARGUMENTS'
+  | 'INVALID_OUTPUT'
+  | 'NOT_ALLOWED'
+  | 'TIMEOUT'
+  | 'TOOL_ERROR'
+  | 'UNAVAILABLE'
+  | 'ABORTED'
+  | 'INTERRUPTED';
 
 /**
  * What one tool execution produced. Failures are data for the model, never exceptions: the turn

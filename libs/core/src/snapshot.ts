@@ -25,6 +25,11 @@ export interface ToolDefinition {
   idempotent: boolean;
   returnDirect: boolean;
   skipResponse: boolean;
+  /**
+   * JSON Schema the tool's output, read as JSON, must match (seed 000's llmSchemaOutput of a
+   * tool); an output that does not is a failed call (INVALID_OUTPUT) the model is told of.
+   */
+  outputSchema?: Record<string, unknown>;
 }
 
 /** A skill disclosed progressively: only its description is in the prompt until the model asks for it. */

@@ -71,6 +71,27 @@ describe('ToolExecutor', () => {
     expect(again).toMatchObject({ ok: true, output: first.ok ? first.output : '' });
   });
 
+  it('checks the output against the tool’s output schema: a mismatch or a non-JSON text is INVALID_OUTPUT', async () => {
+    const order = toolDef({ name: 'order_status', kind: 'in_process', ref: 'ORDER' });
+    const shipped = { type: 'object', properties: { status: { enum: ['shipped', 'pending'] } }, required: ['status'] };
+    const matching = await executor.execute({ ...order, outputSchema: shipped }, '{"orderId":"A-1001"}', callContext());
+    expect(matching).toMatchObject({ ok: true });
+
+    const needsRefund = { ...shipped, required: ['status', 'refund'] };
+    const missing = await executor.execute(
+      { ...order, outputSchema: needsRefund },
+      '{"orderId":"A-1001"}',
+      callContext(),
+    );
+    expect(missing).toMatchObject({ ok: false, error: { code: 'INVALID_OUTPUT' } });
+    expect(!missing.ok && missing.error.message).toMatch(/does not match its output schema:\n.*refund/);
+
+    const notJson = await executor.execute({ ...shout, outputSchema: shipped }, '{"text":"hi"}', callContext());
+    expect(notJson).toMatchObject({ ok: false, error: { code: 'INVALID_OUTPUT' } });
+    expect(!notJson.ok && notJson.error.message).toMatch(/not JSON/);
+    expect(metrics).toContainEqual(['in_process', 'INVALID_OUTPUT']);
+  });
+
   it('carries the returnDirect and skipResponse flags of the definition', async () => {
     const def = { ...shout, returnDirect: true, skipResponse: true };
     expect(await executor.execute(def, '{"text":"x"}', callContext())).toMatchObject({

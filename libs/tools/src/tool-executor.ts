@@ -42,6 +42,7 @@ export class ToolExecutor {
         throw new ToolFailure('NOT_ALLOWED', `Tool '${def.name}' (${def.kind}) cannot be executed directly.`);
       const args = this.validator.parse(rawArguments, def.parameters);
       const raw = await raceAbort(executor.run(def, args, ctx, signal), signal);
+      if (def.outputSchema) this.validator.checkOutput(raw.text.toString(), def.outputSchema, def.name);
       const { output, truncated } = limitOutput(raw.text, ctx.maxOutputBytes, raw.totalBytes);
       outcome = {
         ok: true,

@@ -10,6 +10,7 @@ const OUTCOME: Record<'ok' | ToolErrorCode, 'ok' | 'error' | 'rejected' | 'timeo
   TIMEOUT: 'timeout',
   NOT_ALLOWED: 'rejected',
   INVALID_ARGUMENTS: 'error',
+  INVALID_OUTPUT: 'error',
   TOOL_ERROR: 'error',
   UNAVAILABLE: 'error',
   ABORTED: 'error',

@@ -288,22 +288,26 @@ export class SnapshotResolver {
       });
   }
 
-  /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters. */
+  /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters and their output ones. */
   toolDefinitions(codes: string[]): Promise<Map<string, ToolDefinition>> {
     return this.definitionsOf(codes);
   }
 
   private async definitionsOf(codes: string[]): Promise<Map<string, ToolDefinition>> {
     const tools = records(await this.reader.many('tools', codes));
-    const inputCodes = unique(tools.map((t) => t.llmSchemaInput as string | null).filter((c): c is string => !!c));
-    const inputs = new Map(
-      records(await this.reader.many('domainSchemas', inputCodes)).map((s) => [s.code as string, s.jsonSchema]),
+    const schemaCodes = unique(
+      tools.flatMap((t) => [t.llmSchemaInput, t.llmSchemaOutput] as (string | null)[]).filter((c): c is string => !!c),
     );
+    const schemas = new Map(
+      records(await this.reader.many('domainSchemas', schemaCodes)).map((s) => [s.code as string, s.jsonSchema]),
+    );
+    const schemaOf = (code: unknown) =>
+      ((typeof code === 'string' ? schemas.get(code) : undefined) as Record<string, unknown> | undefined) ?? null;
     return new Map(
-      tools.map((tool) => {
-        const input = tool.llmSchemaInput ? inputs.get(tool.llmSchemaInput as string) : undefined;
-        return [tool.code as string, toolDefinition(tool, (input as Record<string, unknown> | undefined) ?? null)];
-      }),
+      tools.map((tool) => [
+        tool.code as string,
+        toolDefinition(tool, schemaOf(tool.llmSchemaInput), schemaOf(tool.llmSchemaOutput)),
+      ]),
     );
   }
 

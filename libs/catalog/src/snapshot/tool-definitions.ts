@@ -12,7 +12,11 @@ const EMPTY_OBJECT = { type: 'object', properties: {} };
 
 const functionName = (text: string): string => text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
 
-export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> | null): ToolDefinition {
+export function toolDefinition(
+  tool: Row,
+  inputSchema: Record<string, unknown> | null,
+  outputSchema: Record<string, unknown> | null = null,
+): ToolDefinition {
   const config = tool.config as ToolConfig;
   return {
     name: functionName(String(tool.code)),
@@ -24,6 +28,7 @@ export function toolDefinition(tool: Row, inputSchema: Record<string, unknown> |
     idempotent: tool.idempotent === true,
     returnDirect: tool.returnDirect === true,
     skipResponse: tool.skipResponse === true,
+    ...(outputSchema ? { outputSchema } : {}),
   };
 }
 

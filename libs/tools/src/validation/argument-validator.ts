@@ -56,6 +56,30 @@ export class ArgumentValidator {
     return args;
   }
 
+  /**
+   * Checks a tool's output text against its output schema (its llmSchemaOutput); throws
+   * ToolFailure(INVALID_OUTPUT) naming each problem when the text is not JSON or does not match.
+   */
+  checkOutput(output: string, schema: Record<string, unknown>, toolName: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(output);
+    } catch {
+      throw new ToolFailure(
+        'INVALID_OUTPUT',
+        `Tool '${toolName}' answered with text that is not JSON; its output schema asks for JSON.`,
+      );
+    }
+    const validate = this.compile(schema);
+    if (!validate(value)) {
+      const problems = (validate.errors ?? []).map(describe);
+      throw new ToolFailure(
+        'INVALID_OUTPUT',
+        `Tool '${toolName}' answered with output that does not match its output schema:\n${problems.join('\n')}`,
+      );
+    }
+  }
+
   private compile(schema: Record<string, unknown>): ValidateFunction {
     const key = JSON.stringify(schema);
     const kept = this.compiled.get(key);
