@@ -1,30 +1,19 @@
-import type {
-  AppendResult,
-  EventFilter,
-  EventStore,
-  EventToAppend,
-  ExpectedState,
-  FeedPage,
-  ReadAllOptions,
-  ReadStreamOptions,
-  RecordedEvent,
-  StreamMetadata,
-  SubscribeOptions,
-  SubscriptionItem,
-  VerifyResult,
-} from './event-store.port';
+import type { AppendResult, EventStore, EventToAppend, ExpectedState } from './event-store.port';
+import { ForwardingEventStore } from './forwarding-event-store';
 
 /**
  * Decorates either adapter with the timing of its appends (`event_store_append_ms`); every
  * other call goes straight through, the global feed included, so subscriptions are unchanged.
  */
-export class MeteredEventStore implements EventStore {
+export class MeteredEventStore extends ForwardingEventStore {
   constructor(
-    private readonly inner: EventStore,
+    inner: EventStore,
     private readonly onAppend: (durationMs: number) => void,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  async append(
+  override async append(
     streamId: string,
     events: EventToAppend[],
     options?: { expected?: ExpectedState },
@@ -35,45 +24,5 @@ export class MeteredEventStore implements EventStore {
     } finally {
       this.onAppend(performance.now() - started);
     }
-  }
-
-  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
-    return this.inner.readStream(streamId, options);
-  }
-  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
-    return this.inner.readAll(options);
-  }
-  subscribeToAll(options?: SubscribeOptions): AsyncIterable<SubscriptionItem> {
-    return this.inner.subscribeToAll(options);
-  }
-  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
-    return this.inner.setStreamMetadata(streamId, metadata);
-  }
-  getStreamMetadata(streamId: string): Promise<StreamMetadata | null> {
-    return this.inner.getStreamMetadata(streamId);
-  }
-  deleteStream(streamId: string): Promise<void> {
-    return this.inner.deleteStream(streamId);
-  }
-  tombstoneStream(streamId: string): Promise<void> {
-    return this.inner.tombstoneStream(streamId);
-  }
-  verifyStream(streamId: string): Promise<VerifyResult> {
-    return this.inner.verifyStream(streamId);
-  }
-  headPosition(): Promise<string | null> {
-    return this.inner.headPosition();
-  }
-  streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
-    return this.inner.streamRevisions(streamIds);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-  readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
-    return this.inner.readPage(after, filter, maxCount);
-  }
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.inner.waitForAppend(timeoutMs, signal);
   }
 }

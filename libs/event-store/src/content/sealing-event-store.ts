@@ -9,11 +9,10 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
-  StreamMetadata,
   SubscribeOptions,
   SubscriptionItem,
-  VerifyResult,
 } from '../event-store.port';
+import { ForwardingEventStore } from '../forwarding-event-store';
 import { categoryOf } from '../prepare-events';
 import { ERASED, openDeep, openToken, sealValue } from './content-cipher';
 import { mapContent } from './content-fields';
@@ -34,7 +33,7 @@ const isConversation = (streamId: string) => categoryOf(streamId) === CONVERSATI
  * `raw` is the store underneath: the projections read it, so the read models hold content sealed
  * and the queries open it (docs/security.md, "Erasure").
  */
-export class SealingEventStore implements EventStore {
+export class SealingEventStore extends ForwardingEventStore {
   /**
    * Whether a conversation's first append makes it a key (CONTENT_ENCRYPTION). Conversations
    * that have one are sealed whatever it says; the benchmark turns it off and on between runs.
@@ -44,14 +43,20 @@ export class SealingEventStore implements EventStore {
   readonly spent = { ms: 0 };
 
   constructor(
-    readonly raw: EventStore,
+    raw: EventStore,
     readonly keys: ConversationKeys,
     options: { encrypt: boolean },
   ) {
+    super(raw);
     this.encrypt = options.encrypt;
   }
 
-  async append(
+  /** The store underneath, whose events are sealed (the projections read it). */
+  get raw(): EventStore {
+    return this.inner;
+  }
+
+  override async append(
     streamId: string,
     events: EventToAppend[],
     options?: { expected?: ExpectedState },
@@ -75,7 +80,7 @@ export class SealingEventStore implements EventStore {
     return this.raw.append(streamId, sealed, options);
   }
 
-  async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+  override async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     const events = await this.raw.readStream(streamId, options);
     if (!isConversation(streamId) || events.length === 0) return events;
     const id = conversationIdOf(streamId);
@@ -88,16 +93,16 @@ export class SealingEventStore implements EventStore {
     return this.timed(() => events.map((e) => openEvent(e, state)));
   }
 
-  async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+  override async readAll(options?: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.openMany(await this.raw.readAll(options));
   }
 
-  async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
+  override async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
     const page = await this.raw.readPage(after, filter, maxCount);
     return { ...page, events: await this.openMany(page.events) };
   }
 
-  subscribeToAll(options?: SubscribeOptions): AsyncIterable<SubscriptionItem> {
+  override subscribeToAll(options?: SubscribeOptions): AsyncIterable<SubscriptionItem> {
     const inner = this.raw.subscribeToAll(options);
     const keys = this.keys;
     const timed = <T>(fn: () => T) => this.timed(fn);
@@ -118,35 +123,6 @@ export class SealingEventStore implements EventStore {
         }
       },
     };
-  }
-
-  setStreamMetadata(streamId: string, metadata: StreamMetadata): Promise<void> {
-    return this.raw.setStreamMetadata(streamId, metadata);
-  }
-  getStreamMetadata(streamId: string): Promise<StreamMetadata | null> {
-    return this.raw.getStreamMetadata(streamId);
-  }
-  deleteStream(streamId: string): Promise<void> {
-    return this.raw.deleteStream(streamId);
-  }
-  tombstoneStream(streamId: string): Promise<void> {
-    return this.raw.tombstoneStream(streamId);
-  }
-  /** Over the stored (sealed) events: an erasure changes nothing the chain covers. */
-  verifyStream(streamId: string): Promise<VerifyResult> {
-    return this.raw.verifyStream(streamId);
-  }
-  headPosition(): Promise<string | null> {
-    return this.raw.headPosition();
-  }
-  streamRevisions(streamIds: readonly string[]): Promise<Map<string, bigint>> {
-    return this.raw.streamRevisions(streamIds);
-  }
-  close(): Promise<void> {
-    return this.raw.close();
-  }
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.raw.waitForAppend(timeoutMs, signal);
   }
 
   private async openMany(events: RecordedEvent[]): Promise<RecordedEvent[]> {
