@@ -4,7 +4,6 @@ import { Client } from 'pg';
 import { fork } from 'node:child_process';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -330,26 +329,6 @@ export function startProfile(name: string): () => Promise<void> {
     await writeFile(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   };
-}
-
-/**
- * CPU milliseconds used so far by the PostgreSQL server's processes on this machine (Linux
- * /proc; 10 ms ticks): the database's share of a turn, which the server's own CPU leaves out.
- */
-export function postgresCpuMs(): number {
-  let ticks = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return ticks * 10;
 }
 
 /**

@@ -37,13 +37,13 @@ import {
   enterTurnScope,
   mark,
   turnTimelines,
-  postgresCpuMs,
   percentiles,
   startProfile,
   startClientProcess,
   startSimulatorProcess,
   stepTable,
 } from './turn-bench-support';
+import { postgresCpu } from './process-cpu';
 import { measureStreamStorage, printStreamStorage } from './stream-storage';
 import { measureThroughput, printThroughput } from './throughput';
 
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
         let statementsBefore = 0;
         let redisBefore = 0;
         let cpu = process.cpuUsage();
-        let pgCpu = 0;
+        let pgCpu = new Map<string, number>();
         let sealingBefore = 0;
         let opsBefore = 0;
         let wall = performance.now();
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
               cpu = process.cpuUsage();
               sealingBefore = sealing?.spent.ms ?? 0;
               opsBefore = cipherOps.sealed + cipherOps.opened;
-              pgCpu = postgresCpuMs();
+              pgCpu = postgresCpu().byPid;
               wall = performance.now();
               loopDelay.enable();
               stopProfile = startProfile(
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
         const cpuPerTurn = cpuMs(process.cpuUsage(cpu)) / turns;
         const sealingMs = (sealing?.spent.ms ?? 0) - sealingBefore;
         const cipherOpsPerTurn = (cipherOps.sealed + cipherOps.opened - opsBefore) / turns;
-        const pgCpuPerTurn = (postgresCpuMs() - pgCpu) / turns;
+        const pgCpuPerTurn = postgresCpu().since(pgCpu) / turns;
         if (process.env.BENCH_SQL) {
           const { user, system } = process.cpuUsage(cpu);
           process.stderr.write(
