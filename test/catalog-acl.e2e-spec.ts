@@ -4,9 +4,9 @@ import { DATA_SOURCE } from '@parley/platform';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, headers, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from 'nats';
 import { StartConversationHandler } from '../libs/conversation/src/commands/start-conversation/start-conversation.handler';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { startParley, type ParleyUnderTest, natsCall } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -111,15 +111,8 @@ describe('the catalog as clients see it: credentials, access and what reaches th
   });
 
   const asAlice = (method: string, path: string, body?: unknown) => parley.call(method, path, body, bearer(alice));
-  const natsQuery = async (method: string, payload: unknown, key: string) => {
-    const h = headers();
-    h.set('authorization', `Bearer ${key}`);
-    const msg = await nc.request(`${parley.config.prefix}.qry.${method}`, JSON.stringify(payload), {
-      headers: h,
-      timeout: 10_000,
-    });
-    return JSON.parse(new TextDecoder().decode(msg.data));
-  };
+  const natsQuery = (method: string, payload: unknown, key: string) =>
+    natsCall(nc, parley, `qry.${method}`, payload, key);
   const secrets = [HEADER_KEY, URL_TOKEN, STATIC, 'eu-STATIC'];
   const leaks = (value: unknown) => secrets.filter((s) => JSON.stringify(value).includes(s));
   beforeEach(() => parley.simulator.reset());

@@ -3,8 +3,8 @@ import { Command } from 'commander';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, headers, type NatsConnection } from 'nats';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { connect, type NatsConnection } from 'nats';
+import { startParley, type ParleyUnderTest, natsCall } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -43,15 +43,8 @@ describe('self-service catalog: clients own providers and models, share them, an
     capabilities: ['FC'],
     ...extra,
   });
-  const natsQuery = async (method: string, payload: unknown, key: string) => {
-    const h = headers();
-    h.set('authorization', `Bearer ${key}`);
-    const msg = await nc.request(`${parley.config.prefix}.qry.${method}`, JSON.stringify(payload), {
-      headers: h,
-      timeout: 10_000,
-    });
-    return JSON.parse(new TextDecoder().decode(msg.data));
-  };
+  const natsQuery = (method: string, payload: unknown, key: string) =>
+    natsCall(nc, parley, `qry.${method}`, payload, key);
   const rpc = async (method: string, params: unknown, key: string) => {
     const res = await fetch(`${parley.url}/rpc`, {
       method: 'POST',

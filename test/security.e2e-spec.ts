@@ -1,9 +1,9 @@
 import { streamIdOf } from '@parley/domain';
 import { EVENT_STORE, maxPosition, type EventStore } from '@parley/event-store';
 import { REDIS, type Redis } from '@parley/platform';
-import { connect, headers, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
-import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
+import { ADMIN_KEY, startParley, type ParleyUnderTest, natsCall } from './support/parley-app';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -24,27 +24,6 @@ async function startAs(parley: ParleyUnderTest, key: string): Promise<{ id: stri
   );
   expect(res.status).toBe(201);
   return { id: res.body.conversationId as string, position: res.body.position as string };
-}
-
-/** A NATS request on `<prefix>.<kind>.<method>` as a plain client would send it; the parsed reply. */
-async function natsCall(
-  nc: NatsConnection,
-  parley: ParleyUnderTest,
-  subject: string,
-  payload: unknown,
-  key?: string,
-): Promise<any> {
-  const h = headers();
-  if (key) h.set('authorization', `Bearer ${key}`);
-  const msg = await nc.request(
-    `${parley.config.prefix}.${subject}`,
-    new TextEncoder().encode(JSON.stringify(payload)),
-    {
-      headers: h,
-      timeout: 10_000,
-    },
-  );
-  return JSON.parse(new TextDecoder().decode(msg.data));
 }
 
 describe('roles and ownership through the assembled app, over HTTP and NATS', () => {

@@ -11,6 +11,7 @@ import {
   type TestDatabase,
 } from '@parley/testing';
 import { createHttpApp } from '@parley/transport';
+import { headers, type NatsConnection } from 'nats';
 import { randomBytes } from 'node:crypto';
 import { AppModule } from '../../apps/server/src/app.module';
 import { testCatalog } from './test-catalog';
@@ -139,4 +140,25 @@ export async function afterOutage(
     if (answer.status !== 503 || Date.now() > deadline) return answer;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** A NATS request on `<prefix>.<kind>.<method>` as a plain client would send it (`subject`: `qry.findConversation`…); the parsed reply. */
+export async function natsCall(
+  nc: NatsConnection,
+  parley: ParleyUnderTest,
+  subject: string,
+  payload: unknown,
+  key?: string,
+): Promise<any> {
+  const h = headers();
+  if (key) h.set('authorization', `Bearer ${key}`);
+  const msg = await nc.request(
+    `${parley.config.prefix}.${subject}`,
+    new TextEncoder().encode(JSON.stringify(payload)),
+    {
+      headers: h,
+      timeout: 10_000,
+    },
+  );
+  return JSON.parse(new TextDecoder().decode(msg.data));
 }
