@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import { createHttpApp, listenForOperations } from '@parley/transport';
 import type { AddressInfo } from 'node:net';
 import { CommandApiModule } from '../apps/command-api/src/command-api.module';
-import { ProjectorModule } from '../apps/projector/src/projector.module';
+import { ProjectorModule } from '../libs/transport/src';
 import { QueryApiModule } from '../apps/query-api/src/query-api.module';
 import { AppModule } from '../apps/server/src/app.module';
 import { WorkerModule } from '../apps/worker/src/worker.module';

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { runDeployable } from '@parley/transport';
-import { ProjectorModule } from './projector.module';
+import { ProjectorModule, runDeployable } from '@parley/transport';
 
 runDeployable({ name: 'parley-projector', kind: 'background', module: (config) => ProjectorModule.forRoot(config) });

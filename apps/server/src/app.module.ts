@@ -10,6 +10,7 @@ import {
   JsonRpcModule,
   McpServerModule,
   OpenApiModule,
+  ProjectorThread,
   QueryTransportModule,
 } from '@parley/transport';
 import { runtimeModules } from '@parley/turn';
@@ -17,25 +18,33 @@ import { runtimeModules } from '@parley/turn';
 export interface AppOptions {
   /** Run turn and timer jobs in this process (default true: the all-in-one server). */
   worker?: boolean;
+  /**
+   * Run the projections and the integration relay on a worker thread of their own
+   * (`ProjectorThread`) rather than on the main thread (default false; `npm start` follows
+   * PROJECTOR_THREAD with a DATABASE_URL).
+   */
+  projectorThread?: boolean;
 }
 
 /** The all-in-one deployable: HTTP, NATS, worker and projector in one process. */
 export class AppModule {
   static forRoot(config: Config, options: AppOptions = {}): DynamicModule {
+    const threaded = options.projectorThread ?? false;
     return {
       module: AppModule,
       imports: [
         ...runtimeModules(config, { worker: options.worker ?? true }),
-        ReadModelsModule.forRoot({ projections: true }),
+        ReadModelsModule.forRoot({ projections: !threaded }),
         QueryTransportModule,
         CommandTransportModule.forRoot(ConversationModule),
         KnowledgeHttpModule,
-        IntegrationRelayModule,
+        ...(threaded ? [] : [IntegrationRelayModule]),
         JsonRpcModule,
         McpServerModule,
         OpenApiModule,
         DashboardModule,
       ],
+      providers: threaded ? [ProjectorThread] : [],
     };
   }
 }

@@ -7,5 +7,7 @@ runDeployable({
   kind: 'api',
   embeddedDatabase: true,
   firstRunKey: true,
-  module: (config) => AppModule.forRoot(config),
+  // The embedded database serves this process's one connection: its projector stays here.
+  module: (config, { embedded }) =>
+    AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread && !embedded }),
 });

@@ -47,6 +47,8 @@ function toConfig(env: Env) {
       maxEventBytes: env.EVENT_MAX_BYTES,
       maxMetadataBytes: env.METADATA_MAX_BYTES,
       pollMs: env.SUBSCRIPTION_POLL_MS,
+      /** The all-in-one server runs projections and relay on a worker thread (with DATABASE_URL). */
+      projectorThread: env.PROJECTOR_THREAD,
       /** Memory for folded conversation states kept per process, in MiB (0: fold the whole stream on every load). */
       conversationCacheMb: env.CONVERSATION_CACHE_MB,
       /** Keys the hash chain (HMAC-SHA256); null: plain sha-256. */

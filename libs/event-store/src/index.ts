@@ -9,6 +9,7 @@ export {
 export { WrongExpectedVersion, StreamNotFound, StreamDeleted, EventTooLarge, InvalidEvent } from './errors';
 export { comparePositions, maxPosition, minPosition, parsePosition } from './position';
 export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
+export { onLocalAppend, wakeAllSubscribers } from './subscription/append-notifier';
 export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';
 export { PostgresEventStore } from './postgres/postgres-event-store';
 export { chainOptionsOf, CONVERSATION_KEYS, conversationKeysOf, EventStoreModule } from './event-store.module';

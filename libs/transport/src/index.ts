@@ -9,6 +9,8 @@ export { IntegrationRelayModule } from './nats/integration-relay.module';
 export { JsonRpcModule } from './json-rpc/json-rpc.module';
 export { OpenApiModule } from './openapi/openapi.module';
 export { runDeployable, listenForOperations } from './app/bootstrap';
+export { ProjectorModule } from './app/projector.module';
+export { ProjectorThread } from './app/projector-thread';
 export { McpServerModule } from './mcp/mcp.module';
 export { registerMcpCommand } from './mcp/mcp.command';
 export { DashboardModule } from './dashboard/dashboard.module';

@@ -22,7 +22,8 @@ const SHUTDOWN_GRACE_MS = 15_000;
 export interface DeployableOptions {
   /** `parley-server`, `parley-worker`…: the logger's name. */
   name: string;
-  module(config: Config): DynamicModule;
+  /** `embedded`: the database is the embedded PGlite (no DATABASE_URL). */
+  module(config: Config, database: { embedded: boolean }): DynamicModule;
   /**
    * `api`: the module's routes on Fastify. `background`: no routes of the module, only
    * /health, /health/ready and /metrics on PORT (worker, projector).
@@ -75,7 +76,7 @@ async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
     serviceName: config.telemetry.serviceName,
     otlpEndpoint: config.telemetry.otlpEndpoint,
   });
-  const stop = await start(options, config, logger);
+  const stop = await start(options, config, logger, database.embedded);
   logger.info({ port: config.http.port, embeddedDatabase: database.embedded }, `${options.name} running`);
 
   let stopping = false;
@@ -99,9 +100,15 @@ async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
   process.once('SIGINT', onSignal);
 }
 
-async function start(options: DeployableOptions, config: Config, logger: Logger): Promise<() => Promise<void>> {
+async function start(
+  options: DeployableOptions,
+  config: Config,
+  logger: Logger,
+  embedded: boolean,
+): Promise<() => Promise<void>> {
+  const module = options.module(config, { embedded });
   if (options.kind === 'api') {
-    const app = await createHttpApp(options.module(config), config, logger);
+    const app = await createHttpApp(module, config, logger);
     if (options.firstRunKey) {
       const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? 'localhost' : config.http.host;
       const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}`;
@@ -113,7 +120,7 @@ async function start(options: DeployableOptions, config: Config, logger: Logger)
     await app.listen(config.http.port, config.http.host);
     return () => app.close();
   }
-  const context = await NestFactory.createApplicationContext(options.module(config), {
+  const context = await NestFactory.createApplicationContext(module, {
     logger: new NestPinoLogger(logger),
   });
   const server = await listenForOperations(context, config.http.port, config.http.host);

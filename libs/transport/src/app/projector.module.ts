@@ -4,7 +4,7 @@ import { EventStoreModule } from '@parley/event-store';
 import { ObservabilityModule } from '@parley/observability';
 import { DatabaseModule, NatsModule } from '@parley/platform';
 import { ReadModelsModule } from '@parley/read-models';
-import { IntegrationRelayModule } from '@parley/transport';
+import { IntegrationRelayModule } from '../nats/integration-relay.module';
 
 /** The projector: every read-model projection and the JetStream integration relay, no routes of its own. */
 export class ProjectorModule {
