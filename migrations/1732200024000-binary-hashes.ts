@@ -33,14 +33,15 @@ export class BinaryHashes1732200024000 implements MigrationInterface {
   }
 }
 
-// Simple SQL functions: the planner inlines them into the statements that read hashes.
+// Single-expression SQL functions, not strict (null gives null all the same), so the planner
+// inlines them into the statements that read hashes.
 const HASH_FUNCTIONS = `
 create function es_hash_bytes(h text) returns bytea
-language sql immutable strict parallel safe as $$
+language sql immutable parallel safe as $$
   select case when h like 'hmac:%' then '\\x01'::bytea || decode(substr(h, 6), 'hex') else decode(h, 'hex') end
 $$;
 create function es_hash_text(h bytea) returns text
-language sql immutable strict parallel safe as $$
+language sql immutable parallel safe as $$
   select case when length(h) = 33 and get_byte(h, 0) = 1 then 'hmac:' || encode(substr(h, 2), 'hex')
     else encode(h, 'hex') end
 $$`;
