@@ -3,7 +3,8 @@
  * default), streamed by a simulator at 20 and at 100 tokens a second (one token ≈ one streamed
  * piece of at most four characters), is sent to a conversation of its own; then the turn's rows
  * in `es_events` are weighed with `pg_column_size` (the whole row: ids, hashes, metadata and data),
- * beside the text. Part of `npm run bench:turn`, after its scenarios (BENCH_STORAGE=0 leaves it out).
+ * beside the text, and a ChunksReceived row is weighed column by column. Part of `npm run bench:turn`,
+ * after its scenarios (BENCH_STORAGE=0 leaves it out; BENCH_ONLY=storage runs it alone).
  */
 import { CatalogService } from '../libs/catalog/src';
 import { startSimulator } from '../libs/testing/src';
@@ -11,6 +12,23 @@ import type { INestApplication } from '@nestjs/common';
 import { Pool } from 'pg';
 
 const RATES = [20, 100];
+
+/** The columns of es_events, each weighed on its own in a ChunksReceived row. */
+const COLUMNS = [
+  'global_position',
+  'transaction_id',
+  'stream_id',
+  'category',
+  'revision',
+  'event_id',
+  'event_type',
+  'schema_version',
+  'data',
+  'metadata',
+  'created_at',
+  'prev_hash',
+  'hash',
+];
 
 export interface StreamStorageRow {
   tokensPerSecond: number;
@@ -22,6 +40,8 @@ export interface StreamStorageRow {
   /** Of one ChunksReceived row on average: its data and its metadata (the rest is the envelope's columns). */
   chunkDataBytes: number;
   chunkMetadataBytes: number;
+  /** Of one ChunksReceived row on average: each column's `pg_column_size`, and the whole row's. */
+  chunkColumns: Record<string, number>;
 }
 
 const VOCABULARY = (
@@ -142,6 +162,12 @@ export async function measureStreamStorage(
          group by event_type`,
         [`conversation-${conversationId}`],
       );
+      const { rows: columns } = await pool.query<Record<string, number>>(
+        `select ${COLUMNS.map((c) => `avg(pg_column_size(${c}))::float8 as ${c}`).join(', ')},
+                avg(pg_column_size(e.*))::float8 as "whole row"
+         from es_events e where stream_id = $1 and event_type = 'ChunksReceived'`,
+        [`conversation-${conversationId}`],
+      );
       const chunk = weighed.find((w) => w.type === 'ChunksReceived');
       rows.push({
         tokensPerSecond: rate,
@@ -152,6 +178,7 @@ export async function measureStreamStorage(
         turnBytes: weighed.reduce((n, w) => n + w.bytes, 0),
         chunkDataBytes: chunk?.data ?? 0,
         chunkMetadataBytes: chunk?.metadata ?? 0,
+        chunkColumns: columns[0],
       });
     }
   } finally {
@@ -177,5 +204,15 @@ export function printStreamStorage(rows: StreamStorageRow[]): void {
   for (const r of rows)
     process.stdout.write(
       `| ${r.tokensPerSecond} tokens/s | ${r.textBytes} | ${r.chunkEvents} | ${r.chunkBytes} | ${(r.chunkBytes / r.textBytes).toFixed(2)} × | ${r.turnEvents} | ${r.turnBytes} | ${(r.turnBytes / r.textBytes).toFixed(2)} × | ${r.chunkDataBytes.toFixed(0)} / ${r.chunkMetadataBytes.toFixed(0)} / ${r.chunkEvents ? (r.chunkBytes / r.chunkEvents).toFixed(0) : '–'} |\n`,
+    );
+}
+
+/** A ChunksReceived row column by column: what each column weighs on average, at each rate. */
+export function printChunkColumns(rows: StreamStorageRow[]): void {
+  const head = ['a ChunksReceived row: column', ...rows.map((r) => `bytes at ${r.tokensPerSecond} tokens/s`)];
+  process.stdout.write(`\n| ${head.join(' | ')} |\n|---|${rows.map(() => '---:').join('|')}|\n`);
+  for (const column of [...COLUMNS, 'whole row'])
+    process.stdout.write(
+      `| ${column} | ${rows.map((r) => (r.chunkColumns[column] ?? Number.NaN).toFixed(1)).join(' | ')} |\n`,
     );
 }

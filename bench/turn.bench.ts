@@ -14,7 +14,8 @@
  * (BENCH_TIMELINE_AT=0.95: another quantile; BENCH_TIMELINE_N=3 turns): each SQL statement,
  * Redis command and model request with its start and end; BENCH_STEPS=1 prints instead each step
  * of a turn with its p50 and p95, and its mean in the middle turns against the slowest tenth.
- * Last, the bytes a streamed reply stores (bench/stream-storage.ts; BENCH_STORAGE=0 skips them).
+ * Last, the bytes a streamed reply stores (bench/stream-storage.ts; BENCH_STORAGE=0 skips them;
+ * BENCH_ONLY=storage measures them alone).
  * BENCH_ENCRYPTION=compare runs each scenario four times, content encryption off, on, off, on
  * (new conversations each time), and prints the server's CPU ms/turn of each mode and their ratio.
  */
@@ -44,7 +45,7 @@ import {
   stepTable,
 } from './turn-bench-support';
 import { postgresCpu } from './process-cpu';
-import { measureStreamStorage, printStreamStorage } from './stream-storage';
+import { measureStreamStorage, printChunkColumns, printStreamStorage } from './stream-storage';
 import { measureThroughput, printThroughput } from './throughput';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
@@ -68,6 +69,7 @@ const SCENARIOS_ALL = [
   { ...PLAIN, concurrency: 1, conversations: 12, paced: false, split: true },
   { ...TOOL, concurrency: 1, conversations: 12, paced: false, split: true },
 ];
+const STORAGE_ONLY = process.env.BENCH_ONLY === 'storage';
 const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '01234567').includes(String(i)));
 
 async function main(): Promise<void> {
@@ -290,11 +292,15 @@ async function main(): Promise<void> {
         ]);
         process.stdout.write(`${rows.at(-1)!.join(' | ')}\n`);
       }
-    printTable(rows);
+    if (!STORAGE_ONLY) printTable(rows);
     if (cpuByMode.length > 0) printEncryptionCost(cpuByMode);
-    if (process.env.BENCH_STORAGE !== '0') printStreamStorage(await measureStreamStorage(app, mainUrl, key, db.url));
+    if (process.env.BENCH_STORAGE !== '0') {
+      const storage = await measureStreamStorage(app, mainUrl, key, db.url);
+      printStreamStorage(storage);
+      printChunkColumns(storage);
+    }
     // Closed-loop throughput beside the bare SDK and LangGraph (bench/throughput.ts).
-    if (process.env.BENCH_PEERS !== '0')
+    if (process.env.BENCH_PEERS !== '0' && !STORAGE_ONLY)
       printThroughput(await measureThroughput({ url: mainUrl, key, client, sim, databaseUrl: db.url }));
   } finally {
     client?.close();

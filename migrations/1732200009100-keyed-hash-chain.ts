@@ -18,20 +18,7 @@ export class KeyedHashChain1732200009100 implements MigrationInterface {
   name = 'KeyedHashChain1732200009100';
 
   async up(q: QueryRunner): Promise<void> {
-    if (!APPEND_FUNCTION.includes(UNKEYED_HASH) || !APPEND_FUNCTION.includes(CANONICAL_END))
-      throw new Error('es_append no longer has the hash expression this migration rewrites');
-    const keyed = APPEND_FUNCTION.replace(
-      'p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[])',
-      'p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[],\n  p_hmac_inner bytea, p_hmac_outer bytea)',
-    )
-      .replace('v_pos bigint;', 'v_pos bigint; v_input bytea;')
-      .replace(UNKEYED_HASH, `v_input := convert_to(v_hash || '{"data":'`)
-      .replace(
-        CANONICAL_END,
-        `|| ',"type":' || p_type_json[i] || '}', 'UTF8');
-    v_hash := case when p_hmac_inner is null then encode(sha256(v_input), 'hex')
-      else 'hmac:' || encode(sha256(p_hmac_outer || sha256(p_hmac_inner || v_input)), 'hex') end;`,
-      );
+    const keyed = keyedAppendFunction();
     await q.query(`drop function ${OLD_SIGNATURE}`);
     await q.query(keyed);
   }
@@ -40,4 +27,22 @@ export class KeyedHashChain1732200009100 implements MigrationInterface {
     await q.query(`drop function ${NEW_SIGNATURE}`);
     await q.query(APPEND_FUNCTION);
   }
+}
+
+/** es_append as this migration leaves it (the later migrations that replace it restore it on down). */
+export function keyedAppendFunction(): string {
+  if (!APPEND_FUNCTION.includes(UNKEYED_HASH) || !APPEND_FUNCTION.includes(CANONICAL_END))
+    throw new Error('es_append no longer has the hash expression this migration rewrites');
+  return APPEND_FUNCTION.replace(
+    'p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[])',
+    'p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[],\n  p_hmac_inner bytea, p_hmac_outer bytea)',
+  )
+    .replace('v_pos bigint;', 'v_pos bigint; v_input bytea;')
+    .replace(UNKEYED_HASH, `v_input := convert_to(v_hash || '{"data":'`)
+    .replace(
+      CANONICAL_END,
+      `|| ',"type":' || p_type_json[i] || '}', 'UTF8');
+    v_hash := case when p_hmac_inner is null then encode(sha256(v_input), 'hex')
+      else 'hmac:' || encode(sha256(p_hmac_outer || sha256(p_hmac_inner || v_input)), 'hex') end;`,
+    );
 }

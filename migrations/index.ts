@@ -18,6 +18,7 @@ import { StructuredOutput1732200020000 } from './1732200020000-structured-output
 import { UsagePerSubject1732200021000 } from './1732200021000-usage-per-subject';
 import { Budgets1732200022000 } from './1732200022000-budgets';
 import { ConversationKeys1732200023000 } from './1732200023000-conversation-keys';
+import { BinaryHashes1732200024000 } from './1732200024000-binary-hashes';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -44,4 +45,5 @@ export const migrations = [
   UsagePerSubject1732200021000,
   Budgets1732200022000,
   ConversationKeys1732200023000,
+  BinaryHashes1732200024000,
 ];

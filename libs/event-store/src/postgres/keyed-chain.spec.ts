@@ -43,12 +43,13 @@ describe('the keyed hash chain (EVENT_CHAIN_KEY) on PostgreSQL', () => {
       });
       const hash = chainHash(prev, canonical, guessedKey);
       await pool.query(
-        'update es_events set data = $1, prev_hash = $2, hash = $3 where stream_id = $4 and revision = $5',
+        `update es_events set data = $1, prev_hash = es_hash_bytes($2), hash = es_hash_bytes($3)
+         where stream_id = $4 and revision = $5`,
         [JSON.stringify(data), prev, hash, streamId, event.revision],
       );
       prev = hash;
     }
-    await pool.query('update es_streams set last_hash = $1 where stream_id = $2', [prev, streamId]);
+    await pool.query('update es_streams set last_hash = es_hash_bytes($1) where stream_id = $2', [prev, streamId]);
   }
 
   it('chains HMAC-SHA256 hashes computed in SQL exactly as Node computes them', async () => {

@@ -3,12 +3,14 @@
  * the very same text through a bare `pg` client. Each is run as a named prepared statement.
  */
 
-/** The whole append in one statement (see migrations/1732200000000-event-store.ts and …-keyed-hash-chain.ts). */
+/** The whole append in one statement (see migrations/1732200000000-event-store.ts, …-keyed-hash-chain.ts, …-binary-hashes.ts). */
 export const APPEND_SQL =
   'select next_revision, tx, last_position from es_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
 
+// Hashes are stored as bytes and read as the text callers know (migration …-binary-hashes).
 const EVENT_COLUMNS = `e.global_position, e.transaction_id::text as tx, e.stream_id, e.category, e.revision,
-  e.event_id::text as event_id, e.event_type, e.schema_version, e.data, e.metadata, e.created_at, e.prev_hash, e.hash`;
+  e.event_id::text as event_id, e.event_type, e.schema_version, e.data, e.metadata, e.created_at,
+  es_hash_text(e.prev_hash) as prev_hash, es_hash_text(e.hash) as hash`;
 
 // The first visible revision: truncate_before (also set by a soft delete), maxCount, then the
 // caller's bound; maxAge filters by creation time.

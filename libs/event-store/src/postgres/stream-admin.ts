@@ -82,8 +82,8 @@ export class StreamAdmin {
 
   private async row(streamId: string): Promise<StreamRow | undefined> {
     const { rows } = await this.pool.query<StreamRow>(
-      `select status, version, last_hash, max_count, extract(epoch from max_age)::float8 as max_age_seconds,
-              truncate_before, metadata
+      `select status, version, es_hash_text(last_hash) as last_hash, max_count,
+              extract(epoch from max_age)::float8 as max_age_seconds, truncate_before, metadata
        from es_streams where stream_id = $1`,
       [streamId],
     );
