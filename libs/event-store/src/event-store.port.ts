@@ -103,8 +103,16 @@ export interface FeedPage {
  */
 export interface GlobalFeed {
   readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage>;
-  /** Resolves after an append by this process, after `timeoutMs`, or on abort; never rejects. */
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * How many appends this process has made (or been told of by its other threads): a reader
+   * takes the mark before it reads, and hands it to `waitForAppend`.
+   */
+  appendMark(): number;
+  /**
+   * Resolves after an append by this process, after `timeoutMs`, or on abort; never rejects.
+   * With `mark`, at once when an append came after it (one made while the reader was reading).
+   */
+  waitForAppend(timeoutMs: number, signal?: AbortSignal, mark?: number): Promise<void>;
 }
 
 export interface EventStore extends GlobalFeed {

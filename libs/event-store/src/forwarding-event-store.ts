@@ -60,7 +60,10 @@ export class ForwardingEventStore implements EventStore {
   readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
     return this.inner.readPage(after, filter, maxCount);
   }
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.inner.waitForAppend(timeoutMs, signal);
+  appendMark(): number {
+    return this.inner.appendMark();
+  }
+  waitForAppend(timeoutMs: number, signal?: AbortSignal, mark?: number): Promise<void> {
+    return this.inner.waitForAppend(timeoutMs, signal, mark);
   }
 }

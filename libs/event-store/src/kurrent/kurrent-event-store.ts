@@ -183,8 +183,12 @@ export class KurrentEventStore implements EventStore {
     return { events, scannedTo: full ? lastServed : ((await this.headPosition()) ?? lastServed) };
   }
 
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.notifier.wait(timeoutMs, signal);
+  appendMark(): number {
+    return this.notifier.mark;
+  }
+
+  waitForAppend(timeoutMs: number, signal?: AbortSignal, mark?: number): Promise<void> {
+    return this.notifier.wait(timeoutMs, signal, mark);
   }
 
   subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<SubscriptionItem> {

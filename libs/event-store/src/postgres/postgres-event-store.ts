@@ -140,8 +140,12 @@ export class PostgresEventStore implements EventStore {
     return { events, scannedTo };
   }
 
-  waitForAppend(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    return this.notifier.wait(timeoutMs, signal);
+  appendMark(): number {
+    return this.notifier.mark;
+  }
+
+  waitForAppend(timeoutMs: number, signal?: AbortSignal, mark?: number): Promise<void> {
+    return this.notifier.wait(timeoutMs, signal, mark);
   }
 
   subscribeToAll(options: SubscribeOptions = {}): AsyncIterable<SubscriptionItem> {

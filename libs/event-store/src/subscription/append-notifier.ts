@@ -31,6 +31,8 @@ export function wakeAllSubscribers(): void {
  */
 export class AppendNotifier {
   private waiters = new Set<() => void>();
+  /** Appends so far: a reader that read after taking the mark waits only if it has not moved. */
+  mark = 0;
 
   constructor() {
     if (notifiers.size >= 64) for (const ref of notifiers) if (!ref.deref()) notifiers.delete(ref);
@@ -44,14 +46,16 @@ export class AppendNotifier {
 
   /** Wakes the waiting subscribers without telling the listeners (an append seen elsewhere). */
   wake(): void {
+    this.mark++;
     if (this.waiters.size === 0) return;
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiters) wake();
   }
 
-  wait(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.resolve();
+  /** Until the next append, `timeoutMs` or the abort; at once if an append came after `mark`. */
+  wait(timeoutMs: number, signal?: AbortSignal, mark?: number): Promise<void> {
+    if (signal?.aborted || (mark !== undefined && mark !== this.mark)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -22,6 +22,7 @@ export async function* catchUp(feed: GlobalFeed, options: CatchUpOptions): Async
   let after: string | null = options.fromPosition ?? null;
   let caughtUp = false;
   while (!signal?.aborted && !options.isClosed()) {
+    const mark = feed.appendMark();
     const page = await feed.readPage(after, filter, pageSize);
     for (const event of page.events) {
       if (signal?.aborted) return;
@@ -34,7 +35,7 @@ export async function* catchUp(feed: GlobalFeed, options: CatchUpOptions): Async
         caughtUp = true;
         yield { kind: 'caughtUp', position: after };
       }
-      await feed.waitForAppend(pollMs, signal);
+      await feed.waitForAppend(pollMs, signal, mark);
     }
   }
 }

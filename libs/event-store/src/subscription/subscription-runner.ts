@@ -102,12 +102,47 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * An append of this process that the next read did not show: the feed's horizon hides it until
+ * every transaction that began before it has ended, and one of them (any database's on the
+ * cluster) is still running. Rather than wait for the next append or poll, the runner reads
+ * again after 5 ms, 10, 20… (at most 100 ms apart) until it shows, or for one poll interval in
+ * all, after which the poll takes over.
+ */
+class HiddenAppends {
+  pending = false;
+  private retryMs = 0;
+  private waitedMs = 0;
+
+  constructor(private readonly pollMs: number) {}
+
+  appended(): void {
+    this.pending = true;
+  }
+
+  /** After a read: `moved`, the subscription got past its position (the append showed). */
+  read(moved: boolean): void {
+    if (moved || this.waitedMs >= this.pollMs) {
+      this.pending = false;
+      this.retryMs = 0;
+      this.waitedMs = 0;
+    }
+  }
+
+  nextRetryMs(): number {
+    this.retryMs = Math.min(100, Math.max(5, this.retryMs * 2));
+    this.waitedMs += this.retryMs;
+    return this.retryMs;
+  }
+}
+
+/**
  * Runs one checkpointed subscription (a projection, a relay): one active instance per
  * subscription id across processes (pg_try_advisory_lock on a dedicated connection; other
  * instances wait as hot standbys and take over when the holder's connection dies), batches
- * read by the ordering rule, and each batch applied and checkpointed together (in one
- * transaction, or with `writeBatch` in one statement) with a compare-and-set on the previous
- * checkpoint — a crash before the commit leaves neither.
+ * read by the ordering rule, and each batch applied and checkpointed together (with `handle` in
+ * one transaction, with `writeBatch` in one statement) with a compare-and-set on the previous
+ * checkpoint — a crash before the commit leaves neither; with `react`, the batch is reacted to
+ * first and the checkpoint then moves by that compare-and-set alone.
  */
 export class SubscriptionRunner {
   /** How far this subscription has processed (or scanned past non-matching events). */
@@ -208,11 +243,12 @@ export class SubscriptionRunner {
   private async process(own: Client, lost: AbortSignal): Promise<void> {
     const { pool, feed, subscriptionId, filter, batchSize = 100, pollMs = 200, retryMs = 1000 } = this.options;
     const coalesceMs = this.options.coalesceMs ?? 0;
-    if (this.options.writeBatch && this.options.synchronousCommit === false)
+    if (!this.options.handle && this.options.synchronousCommit === false)
       await own.query('set synchronous_commit = off');
     let position = await loadCheckpoint(pool, subscriptionId);
     this.advance(position);
     let woke = false;
+    const hidden = new HiddenAppends(pollMs);
     // One composite signal per lease, not per wait: each AbortSignal.any leaves an entry in its
     // sources' dependants that Node does not remove, which grew with every poll and every append.
     const ended = AbortSignal.any([this.stopping.signal, lost]);
@@ -220,11 +256,15 @@ export class SubscriptionRunner {
       try {
         const afterWait = woke;
         woke = false;
+        // Taken before the read: an append while this batch is read and applied ends the wait below at once.
+        const mark = feed.appendMark();
         const page = await feed.readPage(position, filter, batchSize);
         const short = page.events.length < batchSize;
         const last = page.events.at(-1)?.position ?? null;
         const target = short ? maxPosition(last, page.scannedTo) : last;
-        if (target !== null && (position === null || comparePositions(target, position) > 0)) {
+        const moved = target !== null && (position === null || comparePositions(target, position) > 0);
+        hidden.read(moved);
+        if (moved) {
           if (!(await this.commit(own, position, page.events, target))) {
             position = await readCheckpoint(pool, subscriptionId);
             this.advance(position);
@@ -243,14 +283,19 @@ export class SubscriptionRunner {
         }
         this.caughtUp = short;
         if (!short) continue;
+        if (hidden.pending) {
+          await sleep(hidden.nextRetryMs(), ended);
+          continue;
+        }
         const wakeUp = (this.wakeUp = new AbortController());
         const forward = () => wakeUp.abort();
         ended.addEventListener('abort', forward, { once: true });
         try {
-          await feed.waitForAppend(pollMs, wakeUp.signal);
+          await feed.waitForAppend(pollMs, wakeUp.signal, mark);
         } finally {
           ended.removeEventListener('abort', forward);
         }
+        if (feed.appendMark() !== mark) hidden.appended();
         if (coalesceMs > 0) await sleep(coalesceMs, ended);
         woke = true;
       } catch (err) {
@@ -263,14 +308,23 @@ export class SubscriptionRunner {
   }
 
   /** Applies a batch and moves the checkpoint with it; false when the checkpoint moved under us. */
-  private commit(own: Client, expected: string | null, events: RecordedEvent[], target: string): Promise<boolean> {
+  private async commit(
+    own: Client,
+    expected: string | null,
+    events: RecordedEvent[],
+    target: string,
+  ): Promise<boolean> {
     const { writeBatch, subscriptionId } = this.options;
-    if (!writeBatch) return this.commitInTransaction(expected, events, target);
+    if (this.options.handle) return this.commitInTransaction(expected, events, target);
     const checkpoint: CheckpointSwap = {
       expected,
       statement: (first) => checkpointSwap(subscriptionId, expected, target, first),
     };
-    if (events.length > 0) return writeBatch(events, own, checkpoint);
+    if (events.length > 0 && writeBatch) return writeBatch(events, own, checkpoint);
+    // Reacted to first, outside any transaction; then the checkpoint moves by one compare-and-set
+    // statement, so no transaction (nor the xid that would hold back every reader's horizon)
+    // stays open across round trips.
+    if (events.length > 0) await this.options.react?.(events);
     const { text, values } = checkpoint.statement(1);
     return own.query(text, values).then((result) => result.rowCount === 1);
   }
@@ -281,7 +335,6 @@ export class SubscriptionRunner {
     events: RecordedEvent[],
     target: string,
   ): Promise<boolean> {
-    if (events.length > 0) await this.options.react?.(events);
     const tx = await this.options.pool.connect();
     tx.on('error', noop);
     try {

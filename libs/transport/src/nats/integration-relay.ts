@@ -149,7 +149,9 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     batchSize: 200,
     pollMs,
     retryMs: 1000,
-    async handle(events) {
+    // Published before the checkpoint moves, outside any transaction: a batch published again
+    // after a failed move is dropped by JetStream's duplicate window (msgID = event id).
+    async react(events) {
       if (!streamKnown) await ensureStreams();
       streamKnown = false;
       for (const e of events) await publish(e);

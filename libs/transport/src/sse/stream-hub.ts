@@ -119,9 +119,12 @@ export class StreamHub {
 
   private async run(signal: AbortSignal): Promise<void> {
     const { store, pollMs } = this.options;
+    let mark = store.appendMark();
     while (!signal.aborted) {
-      await store.waitForAppend(pollMs, signal);
+      await store.waitForAppend(pollMs, signal, mark);
       if (signal.aborted) return;
+      // Taken before the read: an append while it runs ends the next wait at once.
+      mark = store.appendMark();
       const ids = [...this.watched.keys()];
       // A store that cannot answer now is asked again at the next poll; the streams wait.
       const revisions = await store.streamRevisions(ids.map(streamIdOf)).catch(() => null);
