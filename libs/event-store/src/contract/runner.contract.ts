@@ -264,6 +264,43 @@ export function runnerContract(h: () => ContractHarness): void {
       });
     });
 
+    describe('react: reacted to outside any transaction, then the checkpoint moves by compare-and-set', () => {
+      const startReacting = (id: string, category: string, react: (list: RecordedEvent[]) => Promise<void>) =>
+        track(runSubscription({ ...settings(id, category), react }));
+
+      it('reacts to every event and moves the checkpoint past them', async () => {
+        const [id, category] = [`react-${newCategory()}`, newCategory()];
+        const seen: string[] = [];
+        const runner = startReacting(id, category, async (list) => void seen.push(...list.map((e) => e.eventId)));
+        const { position } = await h().store.append(newStream(category), events(10));
+        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        expect(new Set(seen).size).toBe(10);
+        expect(await readCheckpoint(h().pool, id)).toBe(runner.position);
+      });
+
+      it('reacts again to a batch whose checkpoint was moved under it (a reset), and leaves no transaction open', async () => {
+        const { pool, store } = h();
+        const [id, category] = [`react-reset-${newCategory()}`, newCategory()];
+        const seen: string[] = [];
+        let resets = 0;
+        const runner = startReacting(id, category, async (list) => {
+          seen.push(...list.map((e) => e.eventId));
+          // Another process resets the subscription while the second batch is reacted to.
+          if (resets++ === 1) await resetSubscription(pool, id);
+          const { rows } = await pool.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity
+             where datname = current_database() and backend_xid is not null and query ilike '%es_checkpoints%'`,
+          );
+          expect(rows[0].n).toBe(0);
+        });
+        const { position } = await store.append(newStream(category), events(10));
+        expect(await runner.waitForPosition(position, 15_000)).toBe(true);
+        // The second batch lost its compare-and-set; from the reset checkpoint all came again.
+        expect(seen.length).toBeGreaterThan(10);
+        expect(new Set(seen).size).toBe(10);
+      });
+    });
+
     it('waitForPosition also passes events its filter skips, and times out with false', async () => {
       const { store } = h();
       const [id, category] = [`wait-${newCategory()}`, newCategory()];
