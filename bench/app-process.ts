@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../libs/testing/src';
 
@@ -18,10 +19,12 @@ export interface AppProcess {
 }
 
 export interface AppOptions {
-  /** Node options before the entry (`--expose-gc`, more `-r` modules). */
+  /** Node options before the entry, after the TypeScript hook (`--expose-gc`, more `-r` modules). */
   execArgv?: string[];
   /** An IPC channel to the process (for a module such as tools/soak/memory-probe.ts). */
   ipc?: boolean;
+  /** A file its standard output (its log) is appended to; unset, the output is discarded. */
+  logFile?: string;
 }
 
 /** Starts apps/<app>/src/main.ts with `env` on a port of its own; resolves once /health/ready answers 200. */
@@ -34,10 +37,15 @@ export async function startApp(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...(options.execArgv ?? []), '-r', './tools/register.js', `apps/${app}/src/main.ts`],
+    ['-r', './tools/register.js', ...(options.execArgv ?? []), `apps/${app}/src/main.ts`],
     {
       env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', 'ignore', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
+      stdio: [
+        'ignore',
+        options.logFile ? openSync(options.logFile, 'a') : 'ignore',
+        'pipe',
+        ...(options.ipc ? (['ipc'] as const) : []),
+      ],
     },
   );
   const stderr: string[] = [];

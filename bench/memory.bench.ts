@@ -18,6 +18,7 @@
  *    heap after a full GC are read BENCH_MEMORY_READINGS (5) times, a second apart, after BENCH_MEMORY_SETTLE_MS
  *    (10 s), before and after each step; their medians give MiB per 1,000 idle conversations.
  *
+ * BENCH_MEMORY_LOG=<file>: the servers' logs are appended there (otherwise discarded).
  * BENCH_MEMORY_HEAP_SNAPSHOTS=<dir>: heap snapshots of the server at half and at the end of the
  * turns, written there, and the constructors that grew most between them.
  */
@@ -38,13 +39,19 @@ const TOTAL_TURNS = Number(process.env.BENCH_MEMORY_TURNS ?? 100_000);
 const CONVERSATIONS = Number(process.env.BENCH_MEMORY_CONVERSATIONS ?? 50);
 const TURNS_PER_CONVERSATION = Number(process.env.BENCH_MEMORY_TURNS_PER_CONVERSATION ?? 10);
 const SAMPLES = Number(process.env.BENCH_MEMORY_SAMPLES ?? 20);
-const IDLE_STEPS = (process.env.BENCH_MEMORY_IDLE ?? '1000,5000').split(',').map(Number);
+/** Empty: no idle-conversation scenario. */
+const IDLE_STEPS = (process.env.BENCH_MEMORY_IDLE ?? '1000,5000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const SETTLE_MS = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 10_000);
 const SNAPSHOT_DIR = process.env.BENCH_MEMORY_HEAP_SNAPSHOTS;
 const READINGS = Number(process.env.BENCH_MEMORY_READINGS ?? 5);
 const CONTENT = 'Hello there, how are you today?';
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const MIB = 1024 * 1024;
+/** The servers the benchmark is stopping itself. */
+const stopping = new Set<AppProcess>();
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
 
@@ -98,6 +105,11 @@ async function startServer(env: Record<string, string>, simUrl: string): Promise
   const server = await startApp('server', 'server', env, {
     execArgv: ['--expose-gc', '-r', './tools/soak/memory-probe.ts'],
     ipc: true,
+    logFile: process.env.BENCH_MEMORY_LOG,
+  });
+  server.child.once('exit', (code, signal) => {
+    if (!stopping.has(server))
+      process.stderr.write(`the server exited during the run (${signal ?? code})\n${server.stderr.join('')}\n`);
   });
   await postJson(`${server.url}/api/v1/catalog/apply`, ADMIN_KEY, testCatalog(simUrl));
   const { key } = (await postJson(`${server.url}/api/v1/keys`, ADMIN_KEY, {
@@ -267,17 +279,21 @@ async function main(): Promise<void> {
     const first = await startServer(env, sim.url);
     try {
       process.stdout.write(
-        `\n${TOTAL_TURNS} plain turns, ${CONVERSATIONS} conversations at a time, ${1 + TURNS_PER_CONVERSATION} turns each`,
+        `\n${TOTAL_TURNS} plain turns, ${CONVERSATIONS} conversations at a time, ${1 + TURNS_PER_CONVERSATION} turns each, CONVERSATION_CACHE_MB ${process.env.CONVERSATION_CACHE_MB ?? 'as by default'}`,
       );
       verdict(await overTurns(client, first.server, first.key));
     } finally {
+      stopping.add(first.server);
       await stopApp(first.server);
     }
-    const second = await startServer(env, sim.url);
-    try {
-      await idle(client, second.server, second.key);
-    } finally {
-      await stopApp(second.server);
+    if (IDLE_STEPS.length > 0) {
+      const second = await startServer(env, sim.url);
+      try {
+        await idle(client, second.server, second.key);
+      } finally {
+        stopping.add(second.server);
+        await stopApp(second.server);
+      }
     }
     process.stdout.write(`load average at end: ${loadAverage()}\n`);
   } finally {
