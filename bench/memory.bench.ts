@@ -14,9 +14,11 @@
  *    within ±10 %), and the slope of a least-squares line (MiB per 10,000 turns).
  * 2. *Idle conversations*: a new server on the same database, warmed by one round of the loops,
  *    then BENCH_MEMORY_IDLE (1000,5000) conversations created in turn, each with one turn (its
- *    folded state then sits in the conversation cache, CONVERSATION_CACHE_MB), left idle. RSS and
- *    heap after a full GC are read BENCH_MEMORY_READINGS (5) times, a second apart, after BENCH_MEMORY_SETTLE_MS
- *    (10 s), before and after each step; their medians give MiB per 1,000 idle conversations.
+ *    folded state then sits in the conversation cache, CONVERSATION_CACHE_MB), left idle. Before
+ *    and after each step: ten full GCs, BENCH_MEMORY_SETTLE_MS (10 s), then BENCH_MEMORY_READINGS (5)
+ *    readings a second apart of the heap and the RSS after a full GC; their medians give MiB per
+ *    1,000 idle conversations.
+ * BENCH_MEMORY_TURNS=0 or BENCH_MEMORY_IDLE empty skips the one scenario or the other.
  *
  * BENCH_MEMORY_LOG=<file>: the servers' logs are appended there (otherwise discarded).
  * BENCH_MEMORY_HEAP_SNAPSHOTS=<dir>: heap snapshots of the server at half and at the end of the
@@ -69,12 +71,15 @@ interface Sample extends Reading {
   turnsPerSecond: number;
 }
 
-/** RSS as it stands, then the heap after a full GC (the probe's answer). */
-async function read(server: AppProcess): Promise<Reading> {
-  const rss = rssOf(server.child.pid!);
+/**
+ * The heap after a full GC (the probe's answer), and the RSS as it stands before it (under load)
+ * or, with `rssAfterGc`, after it (idle: the pages the collection gave back do not count).
+ */
+async function read(server: AppProcess, rssAfterGc = false): Promise<Reading> {
+  const before = rssOf(server.child.pid!);
   const { usage } = await askMemoryProbe<{ usage: NodeJS.MemoryUsage }>(server.child, { probe: 'memory' });
   return {
-    rssMib: rss / MIB,
+    rssMib: (rssAfterGc ? rssOf(server.child.pid!) : before) / MIB,
     heapUsedMib: usage.heapUsed / MIB,
     heapTotalMib: usage.heapTotal / MIB,
     externalMib: usage.external / MIB,
@@ -83,13 +88,17 @@ async function read(server: AppProcess): Promise<Reading> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** After SETTLE_MS without load, the median of READINGS readings a second apart. */
+/** After 2 × READINGS full GCs and SETTLE_MS without load, the median of READINGS readings a second apart. */
 async function settled(server: AppProcess): Promise<Reading> {
+  for (let i = 0; i < 2 * READINGS; i++) {
+    await read(server);
+    await sleep(200);
+  }
   await sleep(SETTLE_MS);
   const readings: Reading[] = [];
   for (let i = 0; i < READINGS; i++) {
     if (i > 0) await sleep(1000);
-    readings.push(await read(server));
+    readings.push(await read(server, true));
   }
   const of = (k: keyof Reading) => median(readings.map((r) => r[k]));
   return {
@@ -276,15 +285,17 @@ async function main(): Promise<void> {
   const db = await createScratchDatabase('bench_memory', ADMIN_URL);
   const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'info');
   try {
-    const first = await startServer(env, sim.url);
-    try {
-      process.stdout.write(
-        `\n${TOTAL_TURNS} plain turns, ${CONVERSATIONS} conversations at a time, ${1 + TURNS_PER_CONVERSATION} turns each, CONVERSATION_CACHE_MB ${process.env.CONVERSATION_CACHE_MB ?? 'as by default'}`,
-      );
-      verdict(await overTurns(client, first.server, first.key));
-    } finally {
-      stopping.add(first.server);
-      await stopApp(first.server);
+    if (TOTAL_TURNS > 0) {
+      const first = await startServer(env, sim.url);
+      try {
+        process.stdout.write(
+          `\n${TOTAL_TURNS} plain turns, ${CONVERSATIONS} conversations at a time, ${1 + TURNS_PER_CONVERSATION} turns each, CONVERSATION_CACHE_MB ${process.env.CONVERSATION_CACHE_MB ?? 'as by default'}`,
+        );
+        verdict(await overTurns(client, first.server, first.key));
+      } finally {
+        stopping.add(first.server);
+        await stopApp(first.server);
+      }
     }
     if (IDLE_STEPS.length > 0) {
       const second = await startServer(env, sim.url);
