@@ -17,15 +17,13 @@
  * processes' LOG_LEVEL (default `silent`, as `bench:turn` runs its server; their output is
  * discarded).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../libs/testing/src';
 import { testCatalog } from '../test/support/test-catalog';
+import { appEnv, postJson, startApp, stopApp, type AppProcess as Proc } from './app-process';
 import { postgresCpu, processCpuMs } from './process-cpu';
 import { percentiles, startClientProcess, startSimulatorProcess } from './turn-bench-support';
 
@@ -39,65 +37,6 @@ const SETTLE_MS = 1500;
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  url: string;
-  stderr: string[];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/** Starts apps/<app>/src/main.ts with `env` on a port of its own; resolves once /health/ready answers 200. */
-async function startApp(name: string, app: string, env: Record<string, string>): Promise<Proc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['-r', './tools/register.js', `apps/${app}/src/main.ts`], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const stderr: string[] = [];
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()) > 50 && stderr.shift());
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${stderr.join('').slice(-2000)}`);
-    const ready = await fetch(`${url}/health/ready`).then(
-      (res) => res.ok,
-      () => false,
-    );
-    if (ready) return { name, child, port, url, stderr };
-    if (Date.now() > deadline) throw new Error(`${name} not ready after 90 s: ${stderr.join('').slice(-2000)}`);
-    await sleep(250);
-  }
-}
-
-async function stopApp(proc: Proc): Promise<void> {
-  if (proc.child.exitCode !== null) return;
-  const exited = once(proc.child, 'exit');
-  proc.child.kill('SIGTERM');
-  await Promise.race([exited, sleep(15_000).then(() => proc.child.kill('SIGKILL'))]);
-}
-
-async function postJson(url: string, key: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) throw new Error(`POST ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 interface DeploymentResult {
   name: string;
@@ -237,18 +176,7 @@ async function main(): Promise<void> {
   const results: DeploymentResult[] = [];
   const deployment = async (apps: [string, string][], body: (procs: Proc[], databaseUrl: string) => Promise<void>) => {
     const db = await createScratchDatabase('bench_scale', ADMIN_URL);
-    const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-      PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-      PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      PARLEY_ADMIN_API_KEY: ADMIN_KEY,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
-      MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
-    };
+    const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'silent');
     const procs: Proc[] = [];
     try {
       // One at a time: the projector first, so it holds the read models' subscription.

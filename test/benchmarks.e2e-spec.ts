@@ -88,6 +88,39 @@ describe('the benchmarks at smoke size', () => {
     expect(out).toMatch(/lost turns: 0 and 0/);
   }, 180_000);
 
+  it('bench:memory samples the server over its turns, gives the second half its verdict, and prices idle conversations', async () => {
+    const { code, out } = await runBenchmark('memory.bench.ts', {
+      BENCH_MEMORY_TURNS: '300',
+      BENCH_MEMORY_CONVERSATIONS: '5',
+      BENCH_MEMORY_TURNS_PER_CONVERSATION: '2',
+      BENCH_MEMORY_SAMPLES: '4',
+      BENCH_MEMORY_IDLE: '10,20',
+      BENCH_MEMORY_SETTLE_MS: '200',
+      BENCH_MEMORY_READINGS: '1',
+    });
+    expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });
+    const table = tableOf(out);
+    expect(table[0]).toMatch(/turns done.*conversations.*RSS MiB.*heap used MiB, after GC/);
+    // A first reading before any turn, then one about every 75 turns up to the 300th.
+    for (const turns of ['0', '300'])
+      expect(table).toContainEqual(
+        expect.stringMatching(new RegExp(`^\\| ${turns} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|`)),
+      );
+    expect(out).toMatch(
+      /second half RSS: mean [\d.]+ MiB, max \+[\d.]+ %, min [-+][\d.]+ %, slope [-+][\d.]+ MiB per 10k turns/,
+    );
+    expect(table).toContainEqual(
+      expect.stringMatching(/^\| idle conversations added \| cached after \| RSS MiB before → after/),
+    );
+    for (const [added, cached] of [
+      ['10', '10'],
+      ['20', '30'],
+    ])
+      expect(table).toContainEqual(
+        expect.stringMatching(new RegExp(`^\\| ${added} \\| ${cached} \\| [\\d.]+ → [\\d.]+ \\|`)),
+      );
+  }, 120_000);
+
   it('bench:read runs the projection lag, the rebuild and the queries and prints its table', async () => {
     const { code, out } = await runBenchmark('read.bench.ts', { BENCH_REBUILD_EVENTS: '2000', BENCH_QUERIES: '100' });
     expect({ code, tail: out.slice(-500) }).toMatchObject({ code: 0 });

@@ -34,19 +34,35 @@ export function heapTotals(path: string): Map<string, Totals> {
   return totals;
 }
 
+export interface HeapGrowth {
+  name: string;
+  /** Objects and their own bytes added from the first snapshot to the second. */
+  count: number;
+  bytes: number;
+  /** Objects in the second. */
+  total: number;
+}
+
+/** The constructors of `after` by the own bytes they added since `before`, most first. */
+export function heapGrowth(before: Map<string, Totals>, after: Map<string, Totals>): HeapGrowth[] {
+  const diff = [...after].map(([name, t]) => {
+    const was = before.get(name) ?? { count: 0, bytes: 0 };
+    return { name, count: t.count - was.count, bytes: t.bytes - was.bytes, total: t.count };
+  });
+  return diff.sort((x, y) => y.bytes - x.bytes);
+}
+
+export const heapBytes = (m: Map<string, Totals>) => [...m.values()].reduce((s, t) => s + t.bytes, 0);
+
 function main(): void {
   const [before, after, rows = '40'] = process.argv.slice(2);
   const a = heapTotals(before);
   const b = heapTotals(after);
-  const diff = [...b].map(([name, t]) => {
-    const was = a.get(name) ?? { count: 0, bytes: 0 };
-    return { name, count: t.count - was.count, bytes: t.bytes - was.bytes, total: t.count };
-  });
-  diff.sort((x, y) => y.bytes - x.bytes);
-  const sum = (m: Map<string, Totals>) => [...m.values()].reduce((s, t) => s + t.bytes, 0);
-  process.stdout.write(`heap: ${(sum(a) / 1048576).toFixed(1)} MB -> ${(sum(b) / 1048576).toFixed(1)} MB\n`);
+  process.stdout.write(
+    `heap: ${(heapBytes(a) / 1048576).toFixed(1)} MB -> ${(heapBytes(b) / 1048576).toFixed(1)} MB\n`,
+  );
   process.stdout.write('| constructor | objects added | bytes added | objects now |\n|---|---:|---:|---:|\n');
-  for (const d of diff.slice(0, Number(rows)))
+  for (const d of heapGrowth(a, b).slice(0, Number(rows)))
     process.stdout.write(`| ${d.name.slice(0, 60)} | ${d.count} | ${d.bytes} | ${d.total} |\n`);
 }
 

@@ -97,8 +97,8 @@ async function startParleyProcess(
   return { child, url, output };
 }
 
-/** One IPC question to a Parley process's memory probe, and its answer. */
-function ask<T>(child: ChildProcess, question: { probe: string; path?: string }): Promise<T> {
+/** One IPC question to a Parley process's memory probe (tools/soak/memory-probe.ts), and its answer. */
+export function askMemoryProbe<T>(child: ChildProcess, question: { probe: string; path?: string }): Promise<T> {
   return new Promise((resolve, reject) => {
     const onMessage = (m: { probe?: string }) => {
       if (m?.probe !== question.probe) return;
@@ -191,8 +191,9 @@ export async function startSoakStack(options: StackOptions): Promise<SoakStack> 
       mcp = await startEverythingHttp('streamableHttp', mcpPort);
     },
     serverRss: () => rssOf(server.child.pid!),
-    serverMemory: () => ask<{ usage: NodeJS.MemoryUsage }>(server.child, { probe: 'memory' }).then((m) => m.usage),
-    serverHeapSnapshot: (path) => ask(server.child, { probe: 'snapshot', path }).then(() => undefined),
+    serverMemory: () =>
+      askMemoryProbe<{ usage: NodeJS.MemoryUsage }>(server.child, { probe: 'memory' }).then((m) => m.usage),
+    serverHeapSnapshot: (path) => askMemoryProbe(server.child, { probe: 'snapshot', path }).then(() => undefined),
     close: async () => {
       const stop = async (p: ChildProcess | null | undefined) => {
         if (!p || p.exitCode !== null || p.signalCode !== null) return;
