@@ -325,6 +325,30 @@ export const envSchema = z.object({
   VECTOR_HNSW_EF_SEARCH: int(200, 1).describe(
     "Candidates pgvector's HNSW index keeps while it searches (`hnsw.ef_search`, set per search): higher finds the true nearest chunks more often, at some speed. At least a search's top-K.",
   ),
+  VECTOR_HNSW_M: z.coerce
+    .number({ message: 'expected a whole number' })
+    .int({ message: 'expected a whole number' })
+    .min(2, { message: 'expected a whole number from 2 to 100' })
+    .max(100, { message: 'expected a whole number from 2 to 100' })
+    .default(16)
+    .describe(
+      "Links per node of pgvector's HNSW index (`m`), when Parley creates the index: more find the true nearest chunks more often, for a longer build and a larger index. An existing index keeps its own.",
+    ),
+  VECTOR_HNSW_EF_CONSTRUCTION: z.coerce
+    .number({ message: 'expected a whole number' })
+    .int({ message: 'expected a whole number' })
+    .min(4, { message: 'expected a whole number from 4 to 1000' })
+    .max(1000, { message: 'expected a whole number from 4 to 1000' })
+    .default(64)
+    .describe(
+      "Candidates pgvector's HNSW index keeps while it links a new chunk (`ef_construction`, at least 2 × `VECTOR_HNSW_M`), when Parley creates the index: higher builds a better graph, slower.",
+    ),
+  VECTOR_HNSW_BUILD_MEMORY_MB: int(512, 1).describe(
+    "`maintenance_work_mem` of a build of pgvector's HNSW index, for that build alone: a graph that outgrows it is built many times slower.",
+  ),
+  VECTOR_EXACT_BELOW: int(2000, 0).describe(
+    'A pgvector store searches a collection of fewer chunks than this exactly, without its HNSW index (faster at that size, and no neighbour missed); 0: always through the index.',
+  ),
   MEMORY_EMBEDDING_MODEL: z
     .string()
     .min(1)

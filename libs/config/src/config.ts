@@ -124,6 +124,12 @@ function toConfig(env: Env) {
       embeddingBatchSize: env.EMBEDDING_BATCH_SIZE,
       /** pgvector's `hnsw.ef_search` for every search of an HNSW store. */
       hnswEfSearch: env.VECTOR_HNSW_EF_SEARCH,
+      /** pgvector's HNSW index as Parley creates it (`m`, `ef_construction`, the build's memory). */
+      hnswM: env.VECTOR_HNSW_M,
+      hnswEfConstruction: env.VECTOR_HNSW_EF_CONSTRUCTION,
+      hnswBuildMemoryMb: env.VECTOR_HNSW_BUILD_MEMORY_MB,
+      /** Collections of fewer chunks a pgvector store searches exactly. */
+      vectorExactBelow: env.VECTOR_EXACT_BELOW,
     },
     /** Long-term memory: the embedding model's catalog code (null: the only one), and default lifetimes. */
     memory: {

@@ -28,7 +28,13 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
       provide: VectorStoreResolver,
       inject: [COLLECTION_SOURCE, PG_POOL, CONFIG],
       useFactory: (source: CollectionSource, pool: Queryable, config: Config) =>
-        new ClosingResolver(source, pool, { efSearch: config.llm.hnswEfSearch }),
+        new ClosingResolver(source, pool, {
+          efSearch: config.llm.hnswEfSearch,
+          m: config.llm.hnswM,
+          efConstruction: config.llm.hnswEfConstruction,
+          buildMemoryMb: config.llm.hnswBuildMemoryMb,
+          exactBelow: config.llm.vectorExactBelow,
+        }),
     },
     Collections,
     IngestionService,

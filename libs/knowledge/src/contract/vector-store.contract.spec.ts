@@ -22,6 +22,10 @@ describeVectorStoreContract('pgvector (HNSW) on the embedded PGlite', () =>
   embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS), true),
 );
 
+describeVectorStoreContract('pgvector on the embedded PGlite, small collections searched exactly', () =>
+  embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000 }), true),
+);
+
 describeVectorStoreContract('exact scan on the embedded PGlite', () =>
   embedded((pool) => new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS), true),
 );

@@ -83,3 +83,40 @@ describe('PgvectorVectorStore on PGlite: the HNSW index serves searches', () => 
     expect(hits[0].chunk.id).toBe('s0');
   });
 });
+
+describe('PgvectorVectorStore on PGlite: small tables and collections go without the index', () => {
+  let pg: Awaited<ReturnType<typeof startEmbeddedPostgresForTest>>;
+  let db: Pool;
+  let store: PgvectorVectorStore;
+  const indexed = async () =>
+    (await db.query(`select 1 from pg_indexes where indexname = $1`, [`${store.table}_hnsw`])).rows.length > 0;
+
+  beforeAll(async () => {
+    pg = await startEmbeddedPostgresForTest();
+    db = new Pool({ connectionString: pg.url, max: 1 });
+    store = new PgvectorVectorStore(db, DIMENSIONS, { exactBelow: 300 });
+    await store.init();
+  });
+  afterAll(async () => {
+    await db.end();
+    await pg.stop();
+  });
+
+  it('builds the HNSW index once the table holds exactBelow chunks, and searches below it exactly', async () => {
+    await store.upsert(Array.from({ length: 200 }, (_, i) => chunk(i)));
+    expect(await indexed()).toBe(false);
+    const hits = await store.search({ collection: 'big', vector: vectorOf(7), topK: 3, threshold: -1 });
+    const exact = Array.from({ length: 200 }, (_, i) => ({
+      id: `c${i}`,
+      score: vectorOf(i).reduce((sum, x, d) => sum + x * vectorOf(7)[d], 0),
+    })).sort((a, b) => b.score - a.score);
+    expect(hits.map((h) => h.chunk.id)).toEqual(exact.slice(0, 3).map((h) => h.id));
+
+    await store.upsert(Array.from({ length: 150 }, (_, i) => chunk(200 + i)));
+    expect(await indexed()).toBe(true);
+    const { rows } = await db.query<{ indexdef: string }>(`select indexdef from pg_indexes where indexname = $1`, [
+      `${store.table}_hnsw`,
+    ]);
+    expect(rows[0].indexdef).toContain("m='16', ef_construction='64'");
+  });
+});

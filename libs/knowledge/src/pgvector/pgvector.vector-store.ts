@@ -16,17 +16,34 @@ const ANALYZE_AFTER_ROWS = 500;
 export interface PgvectorOptions {
   /** `hnsw.ef_search` of every search (at least its topK): candidates the index keeps. */
   efSearch?: number;
+  /** The HNSW index's `m` (links per node) when the store creates it. */
+  m?: number;
+  /** The HNSW index's `ef_construction` (candidates kept while a node is linked) when the store creates it. */
+  efConstruction?: number;
+  /** `maintenance_work_mem` of the index build, in MB: a graph larger than this is built far slower. */
+  buildMemoryMb?: number;
+  /** Collections with fewer chunks are searched exactly, without the index; 0: always the index. */
+  exactBelow?: number;
 }
 
-/** pgvector's own default `hnsw.ef_search`, used when no option is given. */
+/** pgvector's own defaults, used when no option is given. */
 const DEFAULT_EF_SEARCH = 40;
+const DEFAULT_M = 16;
+const DEFAULT_EF_CONSTRUCTION = 64;
+const DEFAULT_BUILD_MEMORY_MB = 64;
+
+/** How long a collection's counted size stands before a search counts it again. */
+const SIZE_TTL_MS = 30_000;
 
 /**
  * A VectorStore on pgvector: one table per embedding length (`kn_vectors_<n>`, a `vector(n)`
- * column), an HNSW index with `vector_cosine_ops`, and searches ordered by the cosine distance
- * `<=>` so the index answers them. The index is approximate: each search sets `hnsw.ef_search`
- * for itself (VECTOR_HNSW_EF_SEARCH), and an iterative scan (`relaxed_order`) goes on past the
- * first candidates when filters (collection, metadata) leave fewer than topK.
+ * column), an HNSW index with `vector_cosine_ops` (VECTOR_HNSW_M, VECTOR_HNSW_EF_CONSTRUCTION),
+ * and searches ordered by the cosine distance `<=>` so the index answers them. The index is
+ * approximate: each search sets `hnsw.ef_search` for itself (VECTOR_HNSW_EF_SEARCH), and an
+ * iterative scan (`relaxed_order`) goes on past the first candidates when filters (collection,
+ * metadata) leave fewer than topK. A collection of fewer than `exactBelow` chunks
+ * (VECTOR_EXACT_BELOW) is searched exactly instead, and the index is built only once the table
+ * holds that many.
  *
  * The planner picks the index only when its statistics say the collection is large; an
  * embedded PGlite has no autovacuum to keep them, so the store analyzes its table after writes
@@ -40,6 +57,14 @@ export class PgvectorVectorStore implements VectorStore {
   private readonly rows: ChunkTable;
 
   private readonly efSearch: number;
+  private readonly m: number;
+  private readonly efConstruction: number;
+  private readonly buildMemoryMb: number;
+  private readonly exactBelow: number;
+  /** Chunks per collection as last counted, and when: the search chooses the exact scan or the index by it. */
+  private readonly sizes = new Map<string, { n: number; at: number }>();
+  /** Whether the HNSW index exists (checked at init; the store never drops it). */
+  private indexed = false;
   /** Rows at the last ANALYZE (as counted then) and rows written since. */
   private analyzedRows = 0;
   private writtenSinceAnalyze = 0;
@@ -51,6 +76,19 @@ export class PgvectorVectorStore implements VectorStore {
     options: PgvectorOptions = {},
   ) {
     this.efSearch = options.efSearch ?? DEFAULT_EF_SEARCH;
+    this.m = options.m ?? DEFAULT_M;
+    this.efConstruction = options.efConstruction ?? DEFAULT_EF_CONSTRUCTION;
+    this.buildMemoryMb = options.buildMemoryMb ?? DEFAULT_BUILD_MEMORY_MB;
+    this.exactBelow = options.exactBelow ?? 0;
+    if (!Number.isInteger(this.m) || this.m < 2 || this.m > 100) {
+      throw new Error(`pgvector's HNSW m is 2 to 100, not ${this.m}`);
+    }
+    if (!Number.isInteger(this.efConstruction) || this.efConstruction < 2 * this.m || this.efConstruction > 1000) {
+      throw new Error(`pgvector's HNSW ef_construction is 2 × m (${2 * this.m}) to 1000, not ${this.efConstruction}`);
+    }
+    if (!Number.isInteger(this.buildMemoryMb) || this.buildMemoryMb < 1) {
+      throw new Error(`the HNSW build memory is a whole number of MB, not ${this.buildMemoryMb}`);
+    }
     if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 2000) {
       throw new Error(`pgvector's HNSW index takes 1 to 2000 dimensions, not ${dimensions}`);
     }
@@ -78,12 +116,59 @@ export class PgvectorVectorStore implements VectorStore {
          primary key (collection, id))`,
     );
     await this.db.query(`create index if not exists ${t}_document on ${t} (collection, document_id)`);
-    await this.db.query(`create index if not exists ${t}_hnsw on ${t} using hnsw (embedding vector_cosine_ops)`);
+    this.indexed = await this.hasIndex();
+    await this.indexWhenLarge();
+  }
+
+  /**
+   * Builds the index once the table holds `exactBelow` chunks: until then every collection in it
+   * is searched exactly, and a chunk written costs no graph insert (in PGlite's WebAssembly, most
+   * of a write), so a first load goes in fast and the graph is built over it in one pass.
+   */
+  private async indexWhenLarge(): Promise<void> {
+    if (this.indexed) return;
+    if (this.exactBelow > 0) {
+      const { rows } = await this.db.query<{ n: number }>(`select count(*)::int as n from ${this.table}`);
+      if (Number(rows[0].n) < this.exactBelow) return;
+    }
+    await this.createIndex().catch(async (err: unknown) => {
+      // Another process built it at the same time: its index is the one to keep.
+      if (!(await this.hasIndex())) throw err;
+      this.indexed = true;
+    });
+  }
+
+  private async hasIndex(): Promise<boolean> {
+    const { rows } = await this.db.query(`select 1 from pg_indexes where tablename = $1 and indexname = $2`, [
+      this.table,
+      `${this.table}_hnsw`,
+    ]);
+    return rows.length > 0;
+  }
+
+  /**
+   * The HNSW index, when missing, with this store's `m` and `ef_construction`; an index that
+   * exists keeps the parameters it was built with. The build's `maintenance_work_mem` holds for
+   * its own transaction (one DO block, so a pool's connection or PGlite's one session keeps no
+   * trace of it).
+   */
+  async createIndex(): Promise<void> {
+    const t = this.table;
+    await this.db.query(
+      `do $$ begin
+         perform set_config('maintenance_work_mem', '${this.buildMemoryMb}MB', true);
+         execute 'create index if not exists ${t}_hnsw on ${t} using hnsw (embedding vector_cosine_ops)
+                  with (m = ${this.m}, ef_construction = ${this.efConstruction})';
+       end $$`,
+    );
+    this.indexed = true;
   }
 
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
+    for (const c of chunks) this.sizes.delete(c.collection);
+    await this.indexWhenLarge();
     this.writtenSinceAnalyze += chunks.length;
     if (this.writtenSinceAnalyze >= Math.max(ANALYZE_AFTER_ROWS, this.analyzedRows / 10)) await this.analyze();
   }
@@ -107,10 +192,12 @@ export class PgvectorVectorStore implements VectorStore {
   }
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
+    this.sizes.delete(collection);
     return this.rows.deleteDocument(collection, documentId);
   }
 
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
+    this.sizes.delete(collection);
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
@@ -120,6 +207,7 @@ export class PgvectorVectorStore implements VectorStore {
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     assertQuery(query, this.dimensions);
+    if (this.exactBelow > 0 && (await this.sizeOf(query.collection)) < this.exactBelow) return this.exactSearch(query);
     // The settings hold for this statement only (set_config's is_local in its own transaction);
     // the inner query's limit reads them, so it runs after they are set. It is ordered by the
     // distance alone, so the HNSW index can serve it; the threshold and the tie order by id
@@ -146,5 +234,39 @@ export class PgvectorVectorStore implements VectorStore {
       ],
     );
     return rows.map(toHit);
+  }
+
+  /**
+   * Every chunk of the collection that passes the filter and the threshold, ranked by its cosine
+   * similarity: ordered by the score, not by `<=>`, so the HNSW index cannot serve it and the
+   * top-K is exact. Below a few thousand chunks this is faster than the index (bench/README.md).
+   */
+  private async exactSearch(query: SearchQuery): Promise<SearchHit[]> {
+    const { rows } = await this.db.query<ChunkRow>(
+      `select ${CHUNK_COLUMNS}, score from (
+         select ${CHUNK_COLUMNS}, 1 - (embedding <=> $2::vector) as score
+         from ${this.table}
+         where collection = $1 and metadata @> $3::jsonb) scored
+       where score >= $5
+       order by score desc, id
+       limit $4`,
+      [
+        query.collection,
+        vectorLiteral(query.vector),
+        JSON.stringify(query.filter ?? {}),
+        query.topK,
+        query.threshold ?? -2,
+      ],
+    );
+    return rows.map(toHit);
+  }
+
+  /** The collection's chunks as counted at most SIZE_TTL_MS ago (this store's own writes recount). */
+  private async sizeOf(collection: string): Promise<number> {
+    const known = this.sizes.get(collection);
+    if (known && Date.now() - known.at < SIZE_TTL_MS) return known.n;
+    const n = await this.rows.count(collection);
+    this.sizes.set(collection, { n, at: Date.now() });
+    return n;
   }
 }
