@@ -7,7 +7,7 @@ runDeployable({
   kind: 'api',
   embeddedDatabase: true,
   firstRunKey: true,
-  // The embedded database serves this process's one connection: its projector stays here.
+  // The embedded database serves one connection: its projector always stays on the main thread.
   module: (config, { embedded }) =>
     AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread && !embedded }),
 });

@@ -242,8 +242,8 @@ export const envSchema = z.object({
   CONTENT_ENCRYPTION: bool(true).describe(
     "`true`: each new conversation's content (messages, reasoning, tool arguments and results, answers, attachment URLs, summaries) is sealed in events and read models with its own data key, wrapped with `PARLEY_ENCRYPTION_KEY`, so that erasing it destroys the key. `false`: new conversations are stored in plaintext (erasure then only hides them).",
   ),
-  PROJECTOR_THREAD: bool(true).describe(
-    '`true`: the all-in-one server (`npm start`) with a `DATABASE_URL` runs the read-model projections and the NATS integration relay on a worker thread of their own, so that they never hold up a turn on the main thread. `false`, or the embedded database: they run on the main thread. The split deployables are not affected.',
+  PROJECTOR_THREAD: bool(false).describe(
+    '`true`: the all-in-one server (`npm start`) with a `DATABASE_URL` runs the read-model projections and the NATS integration relay on a worker thread of their own instead of its main thread. Off by default: on a 2 vCPU host it measured no faster (docs/operations.md). The embedded database and the split deployables are not affected.',
   ),
   SUBSCRIPTION_POLL_MS: int(200, 10).describe(
     'How often projections and relays look for events that other processes appended (an append in their own process wakes them at once).',

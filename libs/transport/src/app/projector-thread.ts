@@ -20,9 +20,9 @@ const RESTART_AFTER_MS = 1000;
 const STOP_GRACE_MS = 10_000;
 
 /**
- * The all-in-one server's projector on a worker thread (PROJECTOR_THREAD): the read-model
- * projections and the integration relay run there, as `apps/projector` runs them, so their
- * batches never wait behind a turn on the main thread, nor a turn behind them. The thread keeps
+ * The all-in-one server's projector on a worker thread (PROJECTOR_THREAD, off by default): the
+ * read-model projections and the integration relay run there, as `apps/projector` runs them, so
+ * their batches never run on the main thread between a turn's steps. The thread keeps
  * every guarantee of the projector process (one checkpointed subscription, its advisory lock);
  * it is told of this thread's appends at once, reports its projection lag to this process's
  * metrics, and starts again if it ever exits unasked.
