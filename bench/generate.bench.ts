@@ -64,11 +64,7 @@ async function main(): Promise<void> {
     DEFAULT_MODEL_NAME: 'sim-chat',
     MCP_PROXY_URL: mcpUrl,
   });
-  const app = await createHttpApp(
-    AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread }),
-    config,
-    createLogger({ level: 'silent' }),
-  );
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   const mcp = new Client({ name: 'bench', version: '1.0.0' });
   try {
     await app.listen(0, '127.0.0.1');

@@ -362,11 +362,7 @@ async function turns(): Promise<void> {
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     ...VECTOR_ENV,
   });
-  const app = await createHttpApp(
-    AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread }),
-    config,
-    createLogger({ level: 'silent' }),
-  );
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   try {
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;

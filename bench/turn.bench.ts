@@ -86,11 +86,7 @@ async function main(): Promise<void> {
     STREAM_EVENT_MAX_WINDOW_MS: process.env.STREAM_EVENT_MAX_WINDOW_MS,
     STREAM_EVENT_MAX_CHARS: process.env.STREAM_EVENT_MAX_CHARS,
   });
-  const app = await createHttpApp(
-    AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread }),
-    config,
-    createLogger({ level: 'silent' }),
-  );
+  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   // The command API of the split scenarios (the same server without the worker, in this process),
   // started before the first of them, so its projector stays on standby behind the server's.
   let front: typeof app | null = null;

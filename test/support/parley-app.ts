@@ -95,9 +95,7 @@ export async function startParley(
   const logger = logs
     ? createLogger({ level: logs.level ?? 'trace' }, logs.destination)
     : createLogger({ level: 'silent' });
-  // The projector runs on the main thread unless a test asks for its thread (PROJECTOR_THREAD=true).
-  const projectorThread = env.PROJECTOR_THREAD === 'true';
-  const app = await createHttpApp(AppModule.forRoot(config, { projectorThread }), config, logger);
+  const app = await createHttpApp(AppModule.forRoot(config), config, logger);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;

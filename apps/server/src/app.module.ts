@@ -20,8 +20,7 @@ export interface AppOptions {
   worker?: boolean;
   /**
    * Run the projections and the integration relay on a worker thread of their own
-   * (`ProjectorThread`) rather than on the main thread (default false; `npm start` follows
-   * PROJECTOR_THREAD with a DATABASE_URL).
+   * (`ProjectorThread`) rather than on the main thread (default: PROJECTOR_THREAD).
    */
   projectorThread?: boolean;
 }
@@ -29,7 +28,7 @@ export interface AppOptions {
 /** The all-in-one deployable: HTTP, NATS, worker and projector in one process. */
 export class AppModule {
   static forRoot(config: Config, options: AppOptions = {}): DynamicModule {
-    const threaded = options.projectorThread ?? false;
+    const threaded = options.projectorThread ?? config.eventStore.projectorThread;
     return {
       module: AppModule,
       imports: [

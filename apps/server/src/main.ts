@@ -8,6 +8,5 @@ runDeployable({
   embeddedDatabase: true,
   firstRunKey: true,
   // The embedded database serves one connection: its projector always stays on the main thread.
-  module: (config, { embedded }) =>
-    AppModule.forRoot(config, { projectorThread: config.eventStore.projectorThread && !embedded }),
+  module: (config, { embedded }) => AppModule.forRoot(config, embedded ? { projectorThread: false } : {}),
 });

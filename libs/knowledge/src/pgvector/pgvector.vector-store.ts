@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
@@ -32,8 +33,9 @@ const DEFAULT_M = 16;
 const DEFAULT_EF_CONSTRUCTION = 64;
 const DEFAULT_BUILD_MEMORY_MB = 64;
 
-/** How long a collection's counted size stands before a search counts it again. */
+/** How long a collection's counted size stands before a search counts it again, and how many are kept. */
 const SIZE_TTL_MS = 30_000;
+const SIZES_KEPT = 1000;
 
 /**
  * A VectorStore on pgvector: one table per embedding length (`kn_vectors_<n>`, a `vector(n)`
@@ -62,7 +64,7 @@ export class PgvectorVectorStore implements VectorStore {
   private readonly buildMemoryMb: number;
   private readonly exactBelow: number;
   /** Chunks per collection as last counted, and when: the search chooses the exact scan or the index by it. */
-  private readonly sizes = new Map<string, { n: number; at: number }>();
+  private readonly sizes = new LRUCache<string, number>({ max: SIZES_KEPT, ttl: SIZE_TTL_MS });
   /** Whether the HNSW index exists (checked at init; the store never drops it). */
   private indexed = false;
   /** Rows at the last ANALYZE (as counted then) and rows written since. */
@@ -264,9 +266,9 @@ export class PgvectorVectorStore implements VectorStore {
   /** The collection's chunks as counted at most SIZE_TTL_MS ago (this store's own writes recount). */
   private async sizeOf(collection: string): Promise<number> {
     const known = this.sizes.get(collection);
-    if (known && Date.now() - known.at < SIZE_TTL_MS) return known.n;
+    if (known !== undefined) return known;
     const n = await this.rows.count(collection);
-    this.sizes.set(collection, { n, at: Date.now() });
+    this.sizes.set(collection, n);
     return n;
   }
 }

@@ -7,15 +7,15 @@ import {
   HealthController,
   MetricsService,
   NestPinoLogger,
-  registerSecret,
   startTracing,
   type Logger,
 } from '@parley/observability';
-import { natsConnectSettings, resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
+import { resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
 import { DomainError, ERROR_STATUS, errorBody } from '@parley/core';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createHttpApp } from './create-http-app';
+import { registerConfigSecrets } from './register-config-secrets';
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
@@ -47,19 +47,6 @@ export function runDeployable(options: DeployableOptions): void {
     else logger.fatal({ err }, `${options.name} failed to start`);
     process.exit(1);
   });
-}
-
-/**
- * Registers every secret of the configuration with the log masker: the encryption, admin and JWT
- * keys, and the NATS credentials (the password in NATS_URL or NATS_PASSWORD, the NKey seed, the
- * `.creds` file's JWT and seed).
- */
-export function registerConfigSecrets(config: Config): void {
-  const { security, eventStore } = config;
-  for (const secret of [security.encryptionKey, security.adminApiKey, security.jwt.secret, eventStore.chainKey])
-    registerSecret(secret);
-  if (config.nats.url)
-    for (const secret of natsConnectSettings(config.nats.url, config.nats).secrets) registerSecret(secret);
 }
 
 async function boot(options: DeployableOptions, logger: Logger): Promise<void> {

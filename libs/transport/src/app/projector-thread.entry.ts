@@ -10,7 +10,7 @@ import type { Config } from '@parley/config';
 import { wakeAllSubscribers } from '@parley/event-store';
 import { createLogger, MetricsService, NestPinoLogger } from '@parley/observability';
 import { parentPort, workerData } from 'node:worker_threads';
-import { registerConfigSecrets } from './bootstrap';
+import { registerConfigSecrets } from './register-config-secrets';
 import { ProjectorModule } from './projector.module';
 import { LAG_EVERY_MS, type FromProjector, type ToProjector } from './projector-thread.messages';
 

@@ -1,7 +1,7 @@
 import { loadConfig } from '@parley/config';
 import { maskSecrets } from '@parley/observability';
 import { nkeys } from 'nats';
-import { registerConfigSecrets } from './bootstrap';
+import { registerConfigSecrets } from './register-config-secrets';
 
 describe('registerConfigSecrets', () => {
   it('masks the NATS password of NATS_URL or NATS_PASSWORD and the NKey seed in every log line', () => {
