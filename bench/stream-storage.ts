@@ -42,6 +42,8 @@ export interface StreamStorageRow {
   chunkMetadataBytes: number;
   /** Of one ChunksReceived row on average: each column's `pg_column_size`, and the whole row's. */
   chunkColumns: Record<string, number>;
+  /** The turn's rows by event type: how many, and their bytes in all. */
+  byType: { type: string; n: number; bytes: number }[];
 }
 
 const VOCABULARY = (
@@ -179,6 +181,7 @@ export async function measureStreamStorage(
         chunkDataBytes: chunk?.data ?? 0,
         chunkMetadataBytes: chunk?.metadata ?? 0,
         chunkColumns: columns[0],
+        byType: weighed.map(({ type, n, bytes }) => ({ type, n, bytes })).sort((a, b) => b.bytes - a.bytes),
       });
     }
   } finally {
@@ -204,6 +207,20 @@ export function printStreamStorage(rows: StreamStorageRow[]): void {
   for (const r of rows)
     process.stdout.write(
       `| ${r.tokensPerSecond} tokens/s | ${r.textBytes} | ${r.chunkEvents} | ${r.chunkBytes} | ${(r.chunkBytes / r.textBytes).toFixed(2)} × | ${r.turnEvents} | ${r.turnBytes} | ${(r.turnBytes / r.textBytes).toFixed(2)} × | ${r.chunkDataBytes.toFixed(0)} / ${r.chunkMetadataBytes.toFixed(0)} / ${r.chunkEvents ? (r.chunkBytes / r.chunkEvents).toFixed(0) : '–'} |\n`,
+    );
+}
+
+/** The turn's rows by event type, at each rate: count and bytes. */
+export function printTurnEvents(rows: StreamStorageRow[]): void {
+  const types = [...new Set(rows.flatMap((r) => r.byType.map((t) => t.type)))];
+  const head = ["the turn's rows by type", ...rows.map((r) => `events, bytes at ${r.tokensPerSecond} tokens/s`)];
+  process.stdout.write(`\n| ${head.join(' | ')} |\n|---|${rows.map(() => '---:').join('|')}|\n`);
+  for (const type of types)
+    process.stdout.write(
+      `| ${type} | ${rows
+        .map((r) => r.byType.find((t) => t.type === type))
+        .map((t) => (t ? `${t.n}, ${t.bytes}` : '–'))
+        .join(' | ')} |\n`,
     );
 }
 

@@ -23,7 +23,11 @@ import { percentiles, type SimulatorProcess, type startClientProcess } from './t
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
 
-const SIZES = (process.env.BENCH_THROUGHPUT_SIZES ?? '1,10,50').split(',').map(Number);
+/** Conversation counts of the closed loop; BENCH_THROUGHPUT_SIZES= (empty) leaves the closed loop out. */
+const SIZES = (process.env.BENCH_THROUGHPUT_SIZES ?? '1,10,50')
+  .split(',')
+  .filter((size) => size.trim() !== '')
+  .map(Number);
 const BENCH_TURNS = Number(process.env.BENCH_TURNS ?? 12);
 const TURNS_PER_CONVERSATION = Number(
   process.env.BENCH_THROUGHPUT_TURNS_PER_CONVERSATION ?? Math.max(1, Math.min(10, BENCH_TURNS)),

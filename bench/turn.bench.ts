@@ -45,7 +45,7 @@ import {
   stepTable,
 } from './turn-bench-support';
 import { postgresCpu } from './process-cpu';
-import { measureStreamStorage, printChunkColumns, printStreamStorage } from './stream-storage';
+import { measureStreamStorage, printChunkColumns, printStreamStorage, printTurnEvents } from './stream-storage';
 import { measureThroughput, printThroughput } from './throughput';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
@@ -293,6 +293,7 @@ async function main(): Promise<void> {
     if (process.env.BENCH_STORAGE !== '0') {
       const storage = await measureStreamStorage(app, mainUrl, key, db.url);
       printStreamStorage(storage);
+      printTurnEvents(storage);
       printChunkColumns(storage);
     }
     // Closed-loop throughput beside the bare SDK and LangGraph (bench/throughput.ts).

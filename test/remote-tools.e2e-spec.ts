@@ -17,6 +17,14 @@ const run = randomUUID().slice(0, 8);
 const WEATHER = `weather-${run}.forecast`;
 const SILENT = `silent-${run}.call`;
 const LATER = `later-${run}.call`;
+const CHECKED = `checked-${run}.call`;
+
+/** The output schema of the CHECKED tool (its llmSchemaOutput): a forecast with a temperature. */
+const FORECAST_SCHEMA = {
+  type: 'object',
+  properties: { city: { type: 'string' }, celsius: { type: 'number' } },
+  required: ['city', 'celsius'],
+};
 
 function catalog(simulatorUrl: string) {
   const base = testCatalog(simulatorUrl);
@@ -27,13 +35,18 @@ function catalog(simulatorUrl: string) {
   });
   return {
     ...base,
+    domainSchemas: [{ code: 'FORECAST', description: 'A forecast', jsonSchema: FORECAST_SCHEMA }],
     tools: [
       ...base.tools,
       remote('WEATHER', WEATHER, 20_000),
       remote('SILENT', SILENT, 1_500),
       remote('LATER', LATER, 60_000),
+      { ...remote('CHECKED', CHECKED, 60_000), llmSchemaOutput: 'FORECAST' },
     ],
-    actions: [...base.actions, { ...base.actions[0], code: 'REMOTE', tools: ['WEATHER', 'SILENT', 'LATER'] }],
+    actions: [
+      ...base.actions,
+      { ...base.actions[0], code: 'REMOTE', tools: ['WEATHER', 'SILENT', 'LATER', 'CHECKED'] },
+    ],
   };
 }
 
@@ -237,6 +250,34 @@ describe('remote tools answered over NATS', () => {
     const types = (await events(id)).map((e) => e.type);
     expect(types.indexOf('RemoteToolInvoked')).toBeLessThan(types.indexOf('ToolCallCompleted'));
   }, 30_000);
+
+  it("checks a completion against the tool's llmSchemaOutput: a mismatch fails the call as INVALID_OUTPUT, naming the problem", async () => {
+    const answer = async (city: string, result: unknown) => {
+      const id = await start();
+      callTool('CHECKED', city);
+      await send(id, `forecast for ${city}?`);
+      await until(async () => (await dataOf(id, 'RemoteToolInvoked')).length === 1, 10_000, 50);
+      const [invoked] = await dataOf(id, 'RemoteToolInvoked');
+      await publishCompletion(id, { correlationId: invoked.correlationId, result });
+      return { id, done: await completed(id) };
+    };
+
+    const good = await answer('Lima', { city: 'Lima', celsius: 19 });
+    expect(good.done.reply).toBe('Tool said: {"city":"Lima","celsius":19}');
+    expect(await dataOf(good.id, 'ToolCallFailed')).toEqual([]);
+
+    const bad = await answer('Quito', { city: 'Quito', celsius: 'mild' });
+    const [failed] = await dataOf(bad.id, 'ToolCallFailed');
+    expect(failed).toMatchObject({ name: 'CHECKED', code: 'INVALID_OUTPUT' });
+    expect(failed.message).toContain('/celsius');
+    expect(await dataOf(bad.id, 'ToolCallCompleted')).toEqual([]);
+    // The model is told why, and the turn goes on to its end.
+    expect(bad.done.reply).toContain('does not match its output schema');
+
+    const text = await answer('Sucre', 'sunny and warm');
+    expect((await dataOf(text.id, 'ToolCallFailed'))[0]).toMatchObject({ name: 'CHECKED', code: 'INVALID_OUTPUT' });
+    expect(text.done.reply).toContain('not JSON');
+  }, 40_000);
 
   it('acknowledges malformed and unknown completions and records nothing', async () => {
     const id = await start();

@@ -5,7 +5,12 @@ export { AttachmentUrlPolicy } from './http/attachment-url-policy';
 export { ToolsModule } from './tools.module';
 export { ToolMetricsModule } from './tool-metrics.module';
 export { HostAllowList } from './http/host-allow-list';
-export { RemoteToolInvoker, correlationIdOf, type RemoteInvocation } from './remote/remote-tool.invoker';
+export {
+  RemoteToolInvoker,
+  correlationIdOf,
+  type RemoteInvocation,
+  type RemoteResult,
+} from './remote/remote-tool.invoker';
 export {
   skillCompletionSchema,
   replySubjectOf,

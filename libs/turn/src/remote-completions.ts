@@ -8,11 +8,11 @@ import {
 } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { ConversationRepository, TurnScheduler } from '@parley/conversation';
-import { decide, type ConversationEvent, type RemoteToolResult } from '@parley/domain';
+import { availableTools, decide, type ConversationEvent } from '@parley/domain';
 import { NATS_LINK, type NatsConnection, type NatsLink } from '@parley/platform';
 import {
   conversationOfReply,
-  limitOutput,
+  RemoteToolInvoker,
   replyStreamName,
   skillCompletionSchema,
   TOOL_METRICS,
@@ -54,6 +54,7 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
     @Inject(NATS_LINK) private readonly nats: NatsLink,
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
     @Inject(TurnScheduler) private readonly scheduler: TurnScheduler,
+    @Inject(RemoteToolInvoker) private readonly invoker: RemoteToolInvoker,
     @Optional() @Inject(TOOL_METRICS) private readonly metrics: ToolMetrics | null = null,
   ) {}
 
@@ -133,15 +134,15 @@ export class RemoteCompletions implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  /** The completion as the call's result: text within the conversation's output limit, or the service's error. */
+  /**
+   * The completion as the result of the call it answers: the service's error, or its result
+   * checked against the tool's output schema and cut to the conversation's output limit.
+   */
   private resultOf(c: SkillCompletionEvent, state: Awaited<ReturnType<ConversationRepository['load']>>['state']) {
-    if ('error' in c) {
-      const code = c.error.code ? ` (${c.error.code})` : '';
-      return { ok: false, error: { code: 'TOOL_ERROR', message: `${c.error.message}${code}` } } as RemoteToolResult;
-    }
-    const text = typeof c.result === 'string' ? c.result : JSON.stringify(c.result);
-    const max = state.status === 'none' ? 0 : state.snapshot.limits.maxToolOutputBytes;
-    return { ok: true, ...limitOutput(text, max) } as RemoteToolResult;
+    if (state.status === 'none') return this.invoker.settle(null, c, 0);
+    const call = state.turn?.toolCalls.find((t) => t.remote?.correlationId === c.correlationId);
+    const def = call ? (availableTools(state).find((t) => t.name === call.name) ?? null) : null;
+    return this.invoker.settle(def, c, state.snapshot.limits.maxToolOutputBytes);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

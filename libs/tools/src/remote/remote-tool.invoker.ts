@@ -1,14 +1,15 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
-import type { ToolDefinition, ToolOutcome } from '@parley/core';
+import type { ToolDefinition, ToolErrorCode, ToolOutcome } from '@parley/core';
 import { v5 as uuidv5 } from 'uuid';
 import { configOfKind } from '../config-of-kind';
+import { limitOutput } from '../output/limit-output';
 import { TOOL_CONFIG_SOURCE, type ToolConfigSource } from '../tool-config.source';
 import { TOOL_METRICS, ToolFailure, type ToolMetrics } from '../tool-outcome';
 import { toolValues } from '../tool-values';
 import { ArgumentValidator } from '../validation/argument-validator';
 import { RemoteToolPublisher } from './remote-publisher';
-import { replySubjectOf, type SkillInvocationEvent } from './skill-events';
+import { replySubjectOf, type SkillCompletionEvent, type SkillInvocationEvent } from './skill-events';
 
 /** Namespace of correlation ids: one per conversation and tool call, the same on every try. */
 const CORRELATION_NAMESPACE = '6f1c1e0a-4b7d-4c55-9a53-2f3e0c8d7a11';
@@ -16,6 +17,10 @@ const CORRELATION_NAMESPACE = '6f1c1e0a-4b7d-4c55-9a53-2f3e0c8d7a11';
 /** The correlation id of a remote call: the same for every publish of the same call. */
 export const correlationIdOf = (conversationId: string, toolCallId: string): string =>
   uuidv5(`${conversationId}/${toolCallId}`, CORRELATION_NAMESPACE);
+
+/** What a completion settles the waiting call with: its text within the output limit, or why it failed. */
+export type RemoteResult =
+  { ok: true; output: string; truncated: boolean } | { ok: false; error: { code: ToolErrorCode; message: string } };
 
 export type RemoteInvocation =
   | { ok: true; correlationId: string; subject: string; deadline: string }
@@ -82,5 +87,26 @@ export class RemoteToolInvoker {
       this.metrics?.toolCall('remote', err.code, durationMs);
       return { ok: false, outcome: { ok: false, error: { code: err.code, message: err.message }, durationMs } };
     }
+  }
+
+  /**
+   * The outcome a service's completion gives the call of `def` (null: the tool is no longer in the
+   * snapshot): the service's error as TOOL_ERROR; else its result as text, checked against the
+   * tool's output schema as an executed tool's is (INVALID_OUTPUT, naming each problem, when it
+   * does not match), then cut to `maxOutputBytes`.
+   */
+  settle(def: ToolDefinition | null, completion: SkillCompletionEvent, maxOutputBytes: number): RemoteResult {
+    if ('error' in completion) {
+      const code = completion.error.code ? ` (${completion.error.code})` : '';
+      return { ok: false, error: { code: 'TOOL_ERROR', message: `${completion.error.message}${code}` } };
+    }
+    const text = typeof completion.result === 'string' ? completion.result : JSON.stringify(completion.result);
+    try {
+      if (def?.outputSchema) this.validator.checkOutput(text, def.outputSchema, def.name);
+    } catch (err) {
+      if (!(err instanceof ToolFailure)) throw err;
+      return { ok: false, error: { code: err.code, message: err.message } };
+    }
+    return { ok: true, ...limitOutput(text, maxOutputBytes) };
   }
 }
