@@ -1,6 +1,8 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { PG_POOL } from '@parley/platform';
 import { PROJECTIONS, rebuildProjections } from '@parley/read-models';
+import { freePort, killProcess, startEverythingHttp } from '@parley/testing';
+import type { ChildProcess } from 'node:child_process';
 import { connect, headers } from 'nats';
 import type { Pool } from 'pg';
 import { ADMIN_KEY, startParley, type ParleyUnderTest } from './support/parley-app';
@@ -255,5 +257,79 @@ describe('structured output: replies validated against the action output schema'
     expect(res.body).toMatchObject({ status: 'CO', reply: 'not json at all' });
     expect(res.body).not.toHaveProperty('output');
     expect((await eventsOf(id)).some((e) => e.type === 'OutputValidated')).toBe(false);
+  });
+});
+
+describe("structured output: an MCP client's llmSchemaOutput checks every tool it lists", () => {
+  /** What the client's tools must answer with (server-everything's get-structured-content does). */
+  const WEATHER_SCHEMA = {
+    type: 'object',
+    properties: { temperature: { type: 'number' }, conditions: { type: 'string' } },
+    required: ['temperature', 'conditions'],
+  };
+  let parley: ParleyUnderTest;
+  let server: ChildProcess;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await startEverythingHttp('streamableHttp', port);
+    parley = await startParley('mcp_output_schema', {}, (simulatorUrl) => {
+      const base = testCatalog(simulatorUrl);
+      return {
+        ...base,
+        domainSchemas: [{ code: 'WEATHER', description: 'A weather report', jsonSchema: WEATHER_SCHEMA }],
+        mcpClients: [
+          {
+            name: 'evweather',
+            description: 'Weather reports',
+            mcpTransportType: 'SH',
+            mcpConnectionUrl: `http://127.0.0.1:${port}/mcp`,
+            llmSchemaOutput: 'WEATHER',
+          },
+        ],
+        actions: [
+          ...base.actions,
+          { ...base.actions[0], code: 'MCP_CHECKED', description: 'Checked MCP tools', mcpClients: ['evweather'] },
+        ],
+      };
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await parley?.close();
+    if (server) await killProcess(server);
+  });
+
+  it('freezes the schema into each of its tools; a matching result completes, a text that is not JSON fails as INVALID_OUTPUT', async () => {
+    parley.simulator.script([
+      { when: { toolResult: { name: 'evweather__get-sum' } }, reply: { text: 'Checked.' } },
+      {
+        when: { noToolResult: true },
+        reply: {
+          toolCalls: [
+            { name: 'evweather__get-structured-content', arguments: { location: 'Chicago' }, id: 'call_weather' },
+            { name: 'evweather__get-sum', arguments: { a: 2, b: 3 }, id: 'call_sum' },
+          ],
+        },
+      },
+    ]);
+    const id = (
+      await parley.call('POST', '/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'MCP_CHECKED' })
+    ).body.conversationId as string;
+    const res = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'weather and a sum' });
+    expect(res.body).toMatchObject({ status: 'CO', reply: 'Checked.' });
+
+    const events = await parley.app.get<EventStore>(EVENT_STORE).readStream(`conversation-${id}`);
+    const started = events.find((e) => e.type === 'ConversationStarted')!.data as {
+      snapshot: { tools: { name: string; kind: string; outputSchema?: unknown }[] };
+    };
+    const mcpTools = started.snapshot.tools.filter((t) => t.kind === 'mcp');
+    expect(mcpTools.length).toBeGreaterThan(2);
+    for (const tool of mcpTools) expect(tool.outputSchema).toEqual(WEATHER_SCHEMA);
+
+    const completed = events.filter((e) => e.type === 'ToolCallCompleted').map((e) => e.data as { toolCallId: string });
+    expect(completed.map((c) => c.toolCallId)).toEqual(['call_weather']);
+    const failed = events.filter((e) => e.type === 'ToolCallFailed').map((e) => e.data as Record<string, string>);
+    expect(failed).toEqual([expect.objectContaining({ toolCallId: 'call_sum', code: 'INVALID_OUTPUT' })]);
+    expect(failed[0].message).toContain('not JSON');
   });
 });

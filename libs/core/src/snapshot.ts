@@ -147,6 +147,12 @@ export interface ConversationSnapshot {
    * client lists at start are frozen into `tools` with approval `always`. Absent: none.
    */
   mcpApprovals?: Record<string, string[]>;
+  /**
+   * Per MCP client, the JSON Schema of its llmSchemaOutput: every tool the client lists at start is
+   * frozen into `tools` with it as its `outputSchema`, so each result is checked as a catalog
+   * tool's is. Absent: none.
+   */
+  mcpOutputSchemas?: Record<string, Record<string, unknown>>;
   memory: MemoryStrategy;
   /** The document collections the turn searches before its first model call. Absent when the action links none. */
   collections?: RetrievalCollection[];

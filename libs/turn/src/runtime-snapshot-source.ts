@@ -41,7 +41,7 @@ export class RuntimeSnapshotSource implements SnapshotSource {
     const mcpTools = listed
       .flat()
       .filter((t) => !names.has(t.name))
-      .map((t) => withApproval(t, snapshot.mcpApprovals));
+      .map((t) => withOutputSchema(withApproval(t, snapshot.mcpApprovals), snapshot.mcpOutputSchemas));
     return { ...snapshot, tools: [...snapshot.tools, ...mcpTools] };
   }
 
@@ -56,4 +56,13 @@ function withApproval(tool: ToolDefinition, approvals: Record<string, string[]> 
   const names = approvals?.[tool.ref.slice(0, slash)] ?? [];
   const name = tool.ref.slice(slash + 1);
   return names.includes('*') || names.includes(name) ? { ...tool, approval: 'always' } : tool;
+}
+
+/** An MCP tool of a client with an llmSchemaOutput answers with output that must match it. */
+function withOutputSchema(
+  tool: ToolDefinition,
+  schemas: Record<string, Record<string, unknown>> | undefined,
+): ToolDefinition {
+  const schema = schemas?.[tool.ref.slice(0, tool.ref.indexOf('/'))];
+  return schema ? { ...tool, outputSchema: schema } : tool;
 }

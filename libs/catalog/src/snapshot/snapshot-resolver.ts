@@ -105,6 +105,7 @@ export class SnapshotResolver {
       ]),
     );
     const mcpClients = records(await r.many('mcpClients', action.mcpClients as string[]));
+    const mcpOutputSchemas = await this.mcpOutputSchemasOf(mcpClients);
     const advisors = await this.advisorsOf((action.advisors as AdvisorLink[] | undefined) ?? []);
     const collections = await this.collectionsOf((action.documents as string[] | undefined) ?? []);
 
@@ -183,6 +184,7 @@ export class SnapshotResolver {
       disclosableSkills: disclosable,
       mcpClients: mcpClients.map((c) => c.name as string),
       ...mcpApprovalsOf(mcpClients),
+      ...(mcpOutputSchemas ? { mcpOutputSchemas } : {}),
       memory: memoryOf(memory),
       ...(collections.length > 0 ? { collections } : {}),
       ...(advisors.length > 0 ? { advisors } : {}),
@@ -286,6 +288,21 @@ export class SnapshotResolver {
           threshold: (d.llmSimilarityThreshold as number | null) ?? null,
         };
       });
+  }
+
+  /** Per MCP client with an llmSchemaOutput, its JSON Schema; null when none of `clients` has one. */
+  private async mcpOutputSchemasOf(clients: Row[]): Promise<Record<string, Record<string, unknown>> | null> {
+    const named = clients.filter((c) => typeof c.llmSchemaOutput === 'string');
+    if (named.length === 0) return null;
+    const schemas = new Map(
+      records(await this.reader.many('domainSchemas', unique(named.map((c) => c.llmSchemaOutput as string)))).map(
+        (s) => [s.code as string, s.jsonSchema as Record<string, unknown>],
+      ),
+    );
+    const entries = named
+      .map((c) => [c.name as string, schemas.get(c.llmSchemaOutput as string)] as const)
+      .filter((e): e is readonly [string, Record<string, unknown>] => e[1] !== undefined);
+    return entries.length > 0 ? Object.fromEntries(entries) : null;
   }
 
   /** The definitions of the tools found among `codes`, with their input DomainSchemas as parameters and their output ones. */
