@@ -51,7 +51,7 @@ export class MemoriesController {
         throw DomainError.validation([{ path: 'owner', message: 'a search (q) covers one owner: name it' }]);
       const model = await this.catalog.memoryEmbedding();
       const { owner, scope, scopeId } = filter;
-      const hits = await this.memory.search(model, q.q, q.limit, { owner, scope, scopeId });
+      const { hits } = await this.memory.search(model, q.q, q.limit, { owner, scope, scopeId });
       return {
         items: hits.map((h) => ({ ...view(h.memory), similarity: h.similarity, score: h.score })),
         nextCursor: null,
