@@ -1,6 +1,13 @@
 import type { Role } from '@parley/auth';
 import { availableModelsQuery, CatalogQueries } from '@parley/catalog';
-import { defineOperation, ragSource, type Operation, type OperationSpec } from '@parley/conversation';
+import {
+  defineOperation,
+  listMemoriesQuery,
+  memoryRef,
+  ragSource,
+  type Operation,
+  type OperationSpec,
+} from '@parley/conversation';
 import {
   AuditQueries,
   byCode,
@@ -17,6 +24,7 @@ import {
   usageQuery,
   verifyQuery,
 } from '@parley/read-models';
+import { MemoryQueries } from '@parley/turn';
 import { z } from 'zod';
 
 /** Query replies are the read models' views, not described in zod yet: the document says JSON, as before. */
@@ -53,16 +61,23 @@ type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 't
   reply?: z.ZodType;
   path: string;
   nullIsNotFound?: string;
+  segmentNames?: Readonly<Record<string, string>>;
 };
 
 /** A query: GET on `path`, its input from the path and the query string; NATS `<prefix>.qry.<name>`. */
-const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, ...spec }: QuerySpec<I, H>): Operation =>
+const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, segmentNames, ...spec }: QuerySpec<I, H>): Operation =>
   defineOperation<I, H>({
     kind: 'query',
     tag: 'queries',
     reply: json,
     ...spec,
-    http: { method: 'get', path, status: 200, ...(nullIsNotFound ? { nullIsNotFound } : {}) },
+    http: {
+      method: 'get',
+      path,
+      status: 200,
+      ...(nullIsNotFound ? { nullIsNotFound } : {}),
+      ...(segmentNames ? { segmentNames } : {}),
+    },
   });
 
 /**
@@ -215,6 +230,28 @@ export const QUERIES: readonly Operation[] = [
     handler: UsageQueries,
     run: (usage, input, { caller }) => usage.getUsage(caller, input),
     path: '/api/v1/usage',
+  }),
+  query({
+    name: 'listMemories',
+    summary: "The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner)",
+    tag: 'memories',
+    input: listMemoriesQuery,
+    roles: ['client', ...AUDITORS],
+    handler: MemoryQueries,
+    run: (memories, input, { caller }) => memories.list(caller, input),
+    path: '/api/v1/memories',
+  }),
+  query({
+    name: 'getMemory',
+    summary: 'One long-term memory of the caller',
+    tag: 'memories',
+    input: memoryRef,
+    roles: ['client', ...AUDITORS],
+    handler: MemoryQueries,
+    run: (memories, input, { caller }) => memories.get(caller, input),
+    path: '/api/v1/memories/{memoryId}',
+    segmentNames: { memoryId: 'id' },
+    nullIsNotFound: 'Memory',
   }),
   query({
     name: 'getEvents',
