@@ -169,6 +169,13 @@ describe('usage counts the embedding calls of conversations: retrieval, remember
     expect(his.body).toEqual([expect.objectContaining({ action: 'LTM', embeddingTokens: bobTokens })]);
   });
 
+  it('describes the embedding fields of usage in the OpenAPI document', async () => {
+    const doc = (await parley.call('GET', '/docs-json')).body;
+    const row = doc.paths['/api/v1/usage'].get.responses['200'].content['application/json'].schema.items;
+    expect(row.properties).toMatchObject({ embeddingTokens: { type: 'number' }, embeddingCost: { type: 'number' } });
+    expect(row.required).toEqual(expect.arrayContaining(['embeddingTokens', 'embeddingCost', 'estimatedCost']));
+  });
+
   it('gives the same embedding usage after the read models are rebuilt from the events', async () => {
     const before = (await usage('groupBy=subject')).body;
     await rebuildProjections(parley.app.get<Pool>(PG_POOL), store, PROJECTIONS);

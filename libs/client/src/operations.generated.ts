@@ -476,7 +476,24 @@ export interface QueryReplies {
   /** The model calls of a conversation */
   getModelCalls: unknown;
   /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
-  getUsage: unknown;
+  getUsage: Array<{
+    day?: string;
+    subject?: string;
+    agent?: string;
+    action?: string;
+    model?: string;
+    conversations: number;
+    turns: number;
+    errors: number;
+    modelCalls: number;
+    inputTokens: number;
+    outputTokens: number;
+    estimatedCost: number;
+    embeddingTokens: number;
+    embeddingCost: number;
+    latencyP50Ms: number | null;
+    latencyP95Ms: number | null;
+  }>;
   /** The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner) */
   listMemories: unknown;
   /** One long-term memory of the caller */

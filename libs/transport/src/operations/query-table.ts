@@ -55,6 +55,32 @@ const messagesReply = z.array(
   }),
 );
 
+/** getUsage: one row per group, keyed by the group's dimension (usage-queries' UsageRow). */
+const usageReply = z.array(
+  z.object({
+    /** The group's key: the one dimension grouped by. */
+    day: z.string().optional(),
+    subject: z.string().optional(),
+    agent: z.string().optional(),
+    action: z.string().optional(),
+    model: z.string().optional(),
+    conversations: z.number(),
+    turns: z.number(),
+    errors: z.number(),
+    modelCalls: z.number(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    /** The model calls' cost plus embeddingCost. */
+    estimatedCost: z.number(),
+    /** Tokens of the conversations' embedding calls: retrieval, remember, recall. */
+    embeddingTokens: z.number(),
+    /** The embedding calls' part of estimatedCost. */
+    embeddingCost: z.number(),
+    latencyP50Ms: z.number().nullable(),
+    latencyP95Ms: z.number().nullable(),
+  }),
+);
+
 type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 'tag' | 'reply' | 'http'> & {
   tag?: string;
   /** The reply's schema, where one is written; JSON otherwise. */
@@ -229,6 +255,7 @@ export const QUERIES: readonly Operation[] = [
     roles: ['client', ...AUDITORS],
     handler: UsageQueries,
     run: (usage, input, { caller }) => usage.getUsage(caller, input),
+    reply: usageReply,
     path: '/api/v1/usage',
   }),
   query({
