@@ -19,6 +19,8 @@ import { UsagePerSubject1732200021000 } from './1732200021000-usage-per-subject'
 import { Budgets1732200022000 } from './1732200022000-budgets';
 import { ConversationKeys1732200023000 } from './1732200023000-conversation-keys';
 import { BinaryHashes1732200024000 } from './1732200024000-binary-hashes';
+import { EmbeddingUsage1732200025300 } from './1732200025300-embedding-usage';
+import { DocumentCollectionKeys1732200025600 } from './1732200025600-document-collection-keys';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -46,4 +48,6 @@ export const migrations = [
   Budgets1732200022000,
   ConversationKeys1732200023000,
   BinaryHashes1732200024000,
+  EmbeddingUsage1732200025300,
+  DocumentCollectionKeys1732200025600,
 ];

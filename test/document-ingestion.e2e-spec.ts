@@ -327,6 +327,99 @@ describe('Document ingestion: routes, jobs, chunks (simulator embeddings, Postgr
     expect((await parley.call('DELETE', '/api/v1/collections/FAQ/documents/gone')).status).toBe(404);
   });
 
+  it('deleting a collection from the catalog removes its documents and chunks, also those a running job writes; recreated, it starts empty', async () => {
+    const catalogPath = '/api/v1/catalog/document-collections';
+    const collection = { code: 'GONE', description: 'Gone soon', llmVectorStore: 'KB', collectionName: 'gone' };
+    // TWIN keeps its chunks under FAQ's name: deleting it leaves FAQ's chunks alone.
+    const twin = { code: 'TWIN', description: 'Shares faq', llmVectorStore: 'KB', collectionName: 'faq' };
+    for (const c of [collection, twin]) expect((await parley.call('POST', catalogPath, c)).status).toBe(201);
+    const add = (code: string, documentId: string, text: string, query = '?wait=true') =>
+      parley.call('POST', `/api/v1/collections/${code}/documents${query}`, { documentId, title: documentId, text });
+    const rowsOf = async (name: string) =>
+      (await pool.query<{ n: number }>(`select count(*)::int as n from kn_chunks where collection = $1`, [name]))
+        .rows[0].n;
+    const registered = async (code: string) =>
+      (
+        await pool.query<{ n: number }>(
+          `select (select count(*) from kn_documents where collection = $1)::int
+                + (select count(*) from kn_document_texts where collection = $1)::int as n`,
+          [code],
+        )
+      ).rows[0].n;
+    for (const id of ['one', 'two'])
+      expect(
+        (await add('GONE', id, `Document ${id} of the doomed collection. It has two sentences.`)).body,
+      ).toMatchObject({
+        status: 'ready',
+      });
+    expect((await add('TWIN', 'twin-doc', 'A document ingested through the twin.')).body.status).toBe('ready');
+    const faqChunks = await rowsOf('faq');
+    expect(await rowsOf('gone')).toBe(2);
+
+    // Referenced by an action, the collection cannot go, and keeps everything.
+    const action = {
+      code: 'USESGONE',
+      description: 'Reads GONE',
+      llmModel: 'SIM-CHAT',
+      llmConfiguration: 'TEST',
+      llmMemoryStrategy: 'FULL',
+      llmActionPrompt: 'Answer.',
+      documents: ['GONE'],
+    };
+    expect((await parley.call('POST', '/api/v1/catalog/actions', action)).status).toBe(201);
+    const refused = await parley.call('DELETE', `${catalogPath}/GONE`);
+    expect(refused.status).toBe(409);
+    expect(await rowsOf('gone')).toBe(2);
+    expect((await parley.call('GET', '/api/v1/collections/GONE')).body.counts).toMatchObject({
+      documents: 2,
+      chunks: 2,
+    });
+    expect((await parley.call('DELETE', '/api/v1/catalog/actions/USESGONE')).status).toBe(204);
+
+    // A document whose job is embedding while the collection goes: its chunks land after the
+    // delete, and the job removes them; a queued one never runs.
+    parley.simulator.setLatency(700);
+    try {
+      const embeddingsBefore = parley.simulator.requests.filter((r) => r.path.endsWith('/embeddings')).length;
+      expect((await add('GONE', 'late', 'Written while the collection is deleted.', '')).status).toBe(202);
+      expect((await add('GONE', 'later', 'Queued behind it.', '')).status).toBe(202);
+      await until(
+        async () => parley.simulator.requests.filter((r) => r.path.endsWith('/embeddings')).length > embeddingsBefore,
+        10_000,
+        20,
+      );
+      const removed = await parley.call('DELETE', `${catalogPath}/GONE`);
+      expect(removed.status).toBe(204);
+      expect(await registered('GONE')).toBe(0);
+      // Give the running jobs time to end: their chunks must not stay.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    } finally {
+      parley.simulator.setLatency(0);
+    }
+    expect(await rowsOf('gone')).toBe(0);
+    expect(await registered('GONE')).toBe(0);
+    // Gone from the catalog, it takes no document (even while a process still has its settings cached).
+    const refusedDocument = await add('GONE', 'three', 'Too late.');
+    expect(refusedDocument.status).toBe(404);
+    expect(refusedDocument.body.error.code).toBe('NOT_FOUND');
+    expect(await registered('GONE')).toBe(0);
+
+    // Created again with the same code and name: empty.
+    expect((await parley.call('POST', catalogPath, collection)).status).toBe(201);
+    expect((await parley.call('GET', '/api/v1/collections/GONE/documents')).body).toMatchObject({
+      counts: { documents: 0, chunks: 0, tokens: 0 },
+      documents: [],
+    });
+    expect((await parley.app.get(Collections).search('GONE', 'Document one of the doomed collection')).hits).toEqual(
+      [],
+    );
+
+    // TWIN shared FAQ's name: only its own document's chunks went.
+    expect((await parley.call('DELETE', `${catalogPath}/TWIN`)).status).toBe(204);
+    expect(await rowsOf('faq')).toBe(faqChunks - 1);
+    expect(await chunkRows('twin-doc')).toEqual([]);
+  });
+
   it('parley docs add uploads each file with a progress bar, exits 1 when one fails; docs list and rm', async () => {
     await writeFile(join(dir, 'guide.md'), MARKDOWN);
     await writeFile(join(dir, 'sheet.pdf'), await pdfOf([['Opening hours are nine to five.']]));

@@ -2,7 +2,8 @@ import { fold, type ConversationEnvelope, type ExistingConversation } from '@par
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import type { RecordedRequest } from '@parley/testing';
 import { buildMessages } from '@parley/turn';
-import { startParley, type ParleyUnderTest } from './support/parley-app';
+import { connect, headers } from 'nats';
+import { ADMIN_KEY, natsCall, startParley, type ParleyUnderTest } from './support/parley-app';
 import { testCatalog } from './support/test-catalog';
 
 const FACT = 'my favourite colour is teal';
@@ -285,6 +286,103 @@ describe('long-term memory: remembered in one conversation, recalled in another 
     expect((await as(alice)('DELETE', '/api/v1/memories/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await as(alice)('DELETE', '/api/v1/memories/not-an-id')).status).toBe(404);
     expect((await parley.call('GET', '/api/v1/memories?q=colour')).body.error.details.problems[0].path).toBe('owner');
+  });
+
+  it('answers the memory operations over NATS and JSON-RPC as over HTTP: each client its own, admins any, auditors read', async () => {
+    const userId = 'u-doors';
+    const first = await start(alice, userId, 'LTM-TOOLS');
+    await say(alice, first, remember({ fact: 'alice likes green tea' }));
+    await say(alice, first, remember({ fact: 'alice parks on level two' }));
+    await say(alice, first, remember({ fact: 'alice reads at night' }));
+    const bobs = await start(bob, userId, 'LTM-TOOLS');
+    await say(bob, bobs, remember({ fact: 'bob likes black coffee' }));
+    const [bobFact] = await events(bobs, 'MemoryRemembered');
+    const nc = await connect({ servers: parley.config.nats.url! });
+    try {
+      const nats = (subject: string, payload: unknown, key: string) => natsCall(nc, parley, subject, payload, key);
+      /** JSON-RPC 2.0 over HTTP (`POST /rpc`) or NATS (`<prefix>.rpc`). */
+      const rpc = async (door: 'http' | 'nats', method: string, params: unknown, key: string) => {
+        const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+        if (door === 'nats') {
+          const h = headers();
+          h.set('authorization', `Bearer ${key}`);
+          const msg = await nc.request(`${parley.config.prefix}.rpc`, message, { headers: h, timeout: 10_000 });
+          return JSON.parse(msg.string());
+        }
+        const res = await fetch(`${parley.url}/rpc`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...bearer(key) },
+          body: message,
+        });
+        return res.json() as Promise<any>;
+      };
+      const texts = (items: { text: string }[]) => items.map((m) => m.text).sort();
+
+      // Listing: over NATS each client finds its own facts of the user only, as over HTTP.
+      const aliceListed = await nats('qry.listMemories', { userId }, alice);
+      expect(texts(aliceListed.result.items)).toEqual([
+        'alice likes green tea',
+        'alice parks on level two',
+        'alice reads at night',
+      ]);
+      expect(aliceListed.result).toEqual((await as(alice)('GET', `/api/v1/memories?userId=${userId}`)).body);
+      expect(texts((await nats('qry.listMemories', { userId }, bob)).result.items)).toEqual(['bob likes black coffee']);
+      const page = await rpc('http', 'listMemories', { userId, limit: 1 }, alice);
+      expect(page.result.items).toHaveLength(1);
+      expect(page.result.nextCursor).toBe(page.result.items[0].id);
+      // A search embeds its query where the query runs.
+      const searched = await rpc('nats', 'listMemories', { q: 'green tea', userId }, alice);
+      expect(searched.result.items[0]).toMatchObject({ text: 'alice likes green tea', score: expect.any(Number) });
+
+      // Bob's fact: his to read and delete, never alice's; alice may not name him.
+      expect((await nats('qry.getMemory', { memoryId: bobFact.memoryId }, alice)).result).toBeNull();
+      expect((await nats('qry.getMemory', { memoryId: bobFact.memoryId }, bob)).result).toMatchObject({
+        id: bobFact.memoryId,
+        owner: 'bob',
+      });
+      expect((await nats('qry.listMemories', { owner: 'bob' }, alice)).error.code).toBe('FORBIDDEN');
+      const foreign = await nats('cmd.deleteMemory', { memoryId: bobFact.memoryId }, alice);
+      expect(foreign.error).toMatchObject({ code: 'NOT_FOUND' });
+      const foreignRpc = await rpc('http', 'deleteMemory', { memoryId: bobFact.memoryId }, alice);
+      expect(foreignRpc.error.data).toMatchObject({ code: 'NOT_FOUND' });
+      expect((await as(bob)('GET', `/api/v1/memories/${bobFact.memoryId}`)).status).toBe(200);
+
+      // Alice deletes one fact over JSON-RPC, one over HTTP (204, no body, as before), the rest of
+      // her user's over NATS JSON-RPC.
+      const hers = aliceListed.result.items as { id: string; text: string }[];
+      const mine = hers.find((m) => m.text.includes('tea'))!;
+      const parked = hers.find((m) => m.text.includes('parks'))!;
+      const overHttp = await fetch(`${parley.url}/api/v1/memories/${parked.id}`, {
+        method: 'DELETE',
+        headers: bearer(alice),
+      });
+      expect(overHttp.status).toBe(204);
+      expect(await overHttp.text()).toBe('');
+      expect(await rpc('http', 'deleteMemory', { memoryId: mine.id }, alice)).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        result: null,
+      });
+      expect((await as(alice)('GET', `/api/v1/memories/${mine.id}`)).status).toBe(404);
+      expect((await rpc('nats', 'deleteMemories', { userId }, alice)).result).toEqual({ deleted: 1 });
+      expect((await nats('qry.listMemories', { userId }, alice)).result.items).toEqual([]);
+      expect(texts((await nats('qry.listMemories', { userId }, bob)).result.items)).toEqual(['bob likes black coffee']);
+
+      // Bad input and roles, as over HTTP: a scope is required; auditors read every owner's and delete none.
+      const noScope = await nats('cmd.deleteMemories', {}, bob);
+      expect(noScope.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { problems: [{ path: 'scope' }] } });
+      const auditor = (await parley.call('POST', '/api/v1/keys', { subject: 'audit-doors', roles: ['auditor'] })).body
+        .key;
+      expect(texts((await nats('qry.listMemories', { owner: 'bob', userId }, auditor)).result.items)).toEqual([
+        'bob likes black coffee',
+      ]);
+      expect((await nats('cmd.deleteMemories', { owner: 'bob', userId }, auditor)).error.code).toBe('FORBIDDEN');
+      // The admin may name the owner.
+      expect((await nats('cmd.deleteMemories', { owner: 'bob', userId }, ADMIN_KEY)).result).toEqual({ deleted: 1 });
+      expect((await nats('qry.listMemories', { userId }, bob)).result.items).toEqual([]);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('refuses an action with memory when no single embedding model can be chosen, naming the field', async () => {

@@ -92,7 +92,7 @@ describe('the OpenAPI document at /docs-json', () => {
         '/api/v1/keys',
         '/api/v1/keys/{id}',
         '/api/v1/memories',
-        '/api/v1/memories/{id}',
+        '/api/v1/memories/{memoryId}',
         '/health',
         '/health/ready',
         '/metrics',

@@ -201,6 +201,17 @@ export interface CommandInputs {
     conversationId: string;
     repositoryId: string;
   };
+  /** Delete one long-term memory of the caller */
+  deleteMemory: {
+    memoryId: string;
+  };
+  /** Delete a subject's long-term memories (e.g. `scope=user&scopeId=u1`); answers how many went */
+  deleteMemories: {
+    scope?: 'session' | 'user' | 'agent' | 'organisation';
+    scopeId?: string;
+    userId?: string;
+    owner?: string;
+  };
 }
 
 /** Each command's reply. */
@@ -230,17 +241,50 @@ export interface CommandReplies {
   /** Clear the conversation's memory: later prompts start after its last message */
   clearMemory: CommandReply;
   /** Erase the conversation: destroy its data key, so its content reads as erased everywhere (admin or owner) */
-  eraseConversation: CommandReply;
+  eraseConversation: {
+    conversationId: string;
+    status: 'NS' | 'RU' | 'CO' | 'FA' | 'WA' | 'PA' | 'ST' | 'TE' | 'KI';
+    position: string;
+    erasedAt: string;
+  };
   /** Erase every conversation of a subject and delete its long-term memories (admin or the subject) */
-  eraseSubject: CommandReply;
+  eraseSubject: {
+    subject: string;
+    conversations: number;
+    memories: number;
+  };
   /** Add a tool repository to the conversation */
   addToolRepository: CommandReply;
   /** Seed 004's one-shot generate: answer, tokens and tool trace, recorded as a conversation */
-  generate: CommandReply;
+  generate: {
+    answer: string;
+    used_tokens: {
+      prompt: number;
+      completion: number;
+    };
+    tools_called: {
+      name: string;
+      arguments: unknown;
+      result_summary: string;
+    }[];
+    meta: {
+      model_name: string;
+      latency_ms: number;
+      tool_steps: number;
+      trace_id: string | null;
+      conversation_id: string;
+    };
+  };
   /** Change a tool repository */
   changeToolRepository: CommandReply;
   /** Remove a tool repository */
   removeToolRepository: CommandReply;
+  /** Delete one long-term memory of the caller */
+  deleteMemory: null;
+  /** Delete a subject's long-term memories (e.g. `scope=user&scopeId=u1`); answers how many went */
+  deleteMemories: {
+    deleted: number;
+  };
 }
 
 /** Each query's input: the path's fields and the query string by name (the NATS payload). */
@@ -335,6 +379,20 @@ export interface QueryInputs {
     model?: string;
     minPosition?: string;
   };
+  /** The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner) */
+  listMemories: {
+    scope?: 'session' | 'user' | 'agent' | 'organisation';
+    scopeId?: string;
+    userId?: string;
+    owner?: string;
+    q?: string;
+    limit?: number;
+    cursor?: string;
+  };
+  /** One long-term memory of the caller */
+  getMemory: {
+    memoryId: string;
+  };
   /** The raw event stream with metadata */
   getEvents: {
     conversationId: string;
@@ -418,7 +476,28 @@ export interface QueryReplies {
   /** The model calls of a conversation */
   getModelCalls: unknown;
   /** Usage, cost, errors and latency grouped by day, subject, agent, action or model (a client: its own) */
-  getUsage: unknown;
+  getUsage: Array<{
+    day?: string;
+    subject?: string;
+    agent?: string;
+    action?: string;
+    model?: string;
+    conversations: number;
+    turns: number;
+    errors: number;
+    modelCalls: number;
+    inputTokens: number;
+    outputTokens: number;
+    estimatedCost: number;
+    embeddingTokens: number;
+    embeddingCost: number;
+    latencyP50Ms: number | null;
+    latencyP95Ms: number | null;
+  }>;
+  /** The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner) */
+  listMemories: unknown;
+  /** One long-term memory of the caller */
+  getMemory: unknown;
   /** The raw event stream with metadata */
   getEvents: unknown;
   /** The folded state at a revision */
@@ -512,6 +591,8 @@ export const OPERATIONS = {
     startsTurn: false,
     http: { method: 'delete', path: '/api/v1/conversations/{conversationId}/tool-repositories/{repositoryId}' },
   },
+  deleteMemory: { kind: 'command', startsTurn: false, http: { method: 'delete', path: '/api/v1/memories/{memoryId}' } },
+  deleteMemories: { kind: 'command', startsTurn: false, http: { method: 'delete', path: '/api/v1/memories' } },
   getAllActions: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/actions' } },
   getAvailableActions: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/actions/available' } },
   getAvailableModels: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/models/available' } },
@@ -577,6 +658,12 @@ export const OPERATIONS = {
     http: { method: 'get', path: '/api/v1/conversations/{conversationId}/model-calls' },
   },
   getUsage: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/usage' } },
+  listMemories: { kind: 'query', startsTurn: false, http: { method: 'get', path: '/api/v1/memories' } },
+  getMemory: {
+    kind: 'query',
+    startsTurn: false,
+    http: { method: 'get', path: '/api/v1/memories/{memoryId}', nullIsNotFound: true },
+  },
   getEvents: {
     kind: 'query',
     startsTurn: false,

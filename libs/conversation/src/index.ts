@@ -10,6 +10,16 @@ export {
 } from './api/operation';
 export { commandReply, ragSource, turnReply } from './api/reply-schemas';
 export { COMMANDS, COMMAND_HANDLERS } from './commands/command-table';
+export {
+  deleteMemoriesQuery,
+  listMemoriesQuery,
+  memoryOwnerOf,
+  memoryRef,
+  memorySubjectOf,
+  memoryView,
+  type ListMemoriesQuery,
+  type MemoryRef,
+} from './commands/memories/memories.handler';
 export { sendMessageInput } from './commands/send-message/send-message.handler';
 export { startConversationInput } from './commands/start-conversation/start-conversation.handler';
 export { ConversationModule } from './conversation.module';

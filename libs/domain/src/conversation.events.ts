@@ -303,8 +303,20 @@ export type MemorySummarized = Event<
 >;
 
 /**
+ * An embedding call a conversation made (a fact remembered, a recall's query): the embedding
+ * model's catalog code, the tokens the provider reported, and their cost at the model's input
+ * price. Counted in the usage read model beside the chat calls.
+ */
+export interface EmbeddingUsage {
+  model: string;
+  tokens: number;
+  cost: number;
+}
+
+/**
  * The model's `remember` call stored a fact in long-term memory (or refreshed the same fact of
  * the same scope: `updated`, with the new importance and expiry). `expiresAt` null: never.
+ * `embedding`: the call that embedded the fact (absent from events recorded before it was kept).
  */
 export type MemoryRemembered = Event<
   'MemoryRemembered',
@@ -318,6 +330,7 @@ export type MemoryRemembered = Event<
     importance: number;
     expiresAt: string | null;
     updated: boolean;
+    embedding?: EmbeddingUsage;
   }
 >;
 
@@ -335,10 +348,20 @@ export interface RecalledMemory {
  * Long-term memory was searched: by the model's `recall` call (`toolCallId`) or before the
  * turn's first model call (`auto`). The hits are what the model was given, so a replay needs no
  * search; `error` says why an automatic recall found nothing (it never fails the turn).
+ * `embedding`: the call that embedded the query, when it was made (absent from events recorded
+ * before it was kept, and when the recall failed before it).
  */
 export type MemoriesRecalled = Event<
   'MemoriesRecalled',
-  { turnNo: number; toolCallId?: string; auto: boolean; query: string; hits: RecalledMemory[]; error?: string }
+  {
+    turnNo: number;
+    toolCallId?: string;
+    auto: boolean;
+    query: string;
+    hits: RecalledMemory[];
+    error?: string;
+    embedding?: EmbeddingUsage;
+  }
 >;
 
 /** A document chunk an answer drew on (seed 001 `rag_sources`). */

@@ -110,12 +110,15 @@ export type RecordMemoryToolOutcome = System<
     toolCallId: string;
     outcome: ToolOutcome;
     remembered?: Omit<MemoryRemembered['data'], 'turnNo' | 'toolCallId'>;
-    recalled?: Pick<MemoriesRecalled['data'], 'query' | 'hits'>;
+    recalled?: Pick<MemoriesRecalled['data'], 'query' | 'hits' | 'embedding'>;
   }
 >;
 
 /** The turn's automatic recall before its first model call (RecallPlan). */
-export type RecordAutoRecall = System<'RecordAutoRecall', Pick<MemoriesRecalled['data'], 'query' | 'hits' | 'error'>>;
+export type RecordAutoRecall = System<
+  'RecordAutoRecall',
+  Pick<MemoriesRecalled['data'], 'query' | 'hits' | 'error' | 'embedding'>
+>;
 
 /** A remote tool's invocation was published: the turn waits for its completion until `deadline` (ISO). */
 export type RecordRemoteToolInvoked = System<

@@ -32,6 +32,7 @@ export { MemoryStore } from './memory/memory-store';
 export { chunkText, type ChunkingOptions, type TextChunk } from './ingestion/chunker';
 export { extractText, mediaTypeOf, MEDIA_TYPES, type MediaType, type SourceFile } from './ingestion/extract';
 export { DocumentRegistry, type DocumentRecord, type DocumentStatus } from './ingestion/document-registry';
+export { CollectionRemoval, type RemovedCollection, type RemovedDocument } from './ingestion/collection-removal';
 export {
   INGESTION_QUEUE,
   IngestionService,

@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { LlmModule } from '@parley/llm';
 import { PG_POOL } from '@parley/platform';
 import { Collections } from './collections';
+import { CollectionRemoval } from './ingestion/collection-removal';
 import { IngestionService } from './ingestion/ingestion.service';
 import { COLLECTION_SOURCE, VectorStoreResolver, type CollectionSource } from './vector-store.resolver';
 import type { Queryable } from './vector-store.port';
@@ -16,7 +17,8 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
 
 /**
  * Document collections at run time: the vector-store resolver over Parley's own database and
- * `Collections` (embed, search), and document ingestion (IngestionService). Needs COLLECTION_SOURCE
+ * `Collections` (embed, search), document ingestion (IngestionService), and what goes with a
+ * collection deleted from the catalog (CollectionRemoval, which CatalogService calls). Needs COLLECTION_SOURCE
  * and PROVIDER_ENDPOINTS (the global CatalogModule binds both), PG_POOL (DatabaseModule), JOB_QUEUE
  * (QueueModule) and CONFIG.
  */
@@ -38,7 +40,8 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
     },
     Collections,
     IngestionService,
+    CollectionRemoval,
   ],
-  exports: [VectorStoreResolver, Collections, IngestionService],
+  exports: [VectorStoreResolver, Collections, IngestionService, CollectionRemoval],
 })
 export class KnowledgeModule {}

@@ -114,6 +114,14 @@ export class ChunkTable {
     return Number(rows[0].n);
   }
 
+  async deleteCollection(collection: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `with gone as (delete from ${this.table} where collection = $1 returning 1) select count(*)::int as n from gone`,
+      [collection],
+    );
+    return Number(rows[0].n);
+  }
+
   async count(collection: string): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
       `select count(*)::int as n from ${this.table} where collection = $1`,

@@ -49,6 +49,8 @@ export interface VectorStore {
    * over the same ids); returns how many went.
    */
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number>;
+  /** Removes every chunk of a collection (it left the catalog); returns how many went. */
+  deleteCollection(collection: string): Promise<number>;
   count(collection: string): Promise<number>;
   /** The closest chunks, best first (ties by id), at most topK. */
   search(query: SearchQuery): Promise<SearchHit[]>;

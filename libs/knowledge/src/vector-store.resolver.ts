@@ -78,6 +78,16 @@ export class VectorStoreResolver {
 
   async resolve(collectionCode: string, dimensions: number): Promise<ResolvedCollection> {
     const config = await this.source.collection(collectionCode);
+    return {
+      config,
+      store: await this.storeFor(config, dimensions),
+      topK: config.resultCount ?? DEFAULT_TOP_K,
+      threshold: config.similarityThreshold ?? undefined,
+    };
+  }
+
+  /** The adapter a collection's chunks of `dimensions` live in, by its vector store's settings alone. */
+  storeFor(config: Pick<DocumentCollectionConfig, 'store'>, dimensions: number): Promise<VectorStore> {
     const key = `${config.store.connectionUrl ?? ''}|${kindOf(config.store.type)}|${dimensions}`;
     let store = this.stores.get(key);
     if (!store) {
@@ -85,15 +95,10 @@ export class VectorStoreResolver {
       this.stores.set(key, store);
       store.catch(() => this.stores.delete(key));
     }
-    return {
-      config,
-      store: await store,
-      topK: config.resultCount ?? DEFAULT_TOP_K,
-      threshold: config.similarityThreshold ?? undefined,
-    };
+    return store;
   }
 
-  private async open(config: DocumentCollectionConfig, dimensions: number): Promise<VectorStore> {
+  private async open(config: Pick<DocumentCollectionConfig, 'store'>, dimensions: number): Promise<VectorStore> {
     const db = this.databaseOf(config.store.connectionUrl);
     const wanted = kindOf(config.store.type);
     const vector = wanted === 'exact' ? false : await hasPgvector(db);

@@ -2,4 +2,5 @@ export { TurnRunner } from './turn-runner';
 export { runtimeModules } from './runtime-modules';
 export { buildMessages, RECALLED_LABEL, SUMMARY_LABEL } from './build-messages';
 export { LongTermMemory } from './long-term-memory/long-term-memory';
-export { deleteMemoriesQuery, listMemoriesQuery } from './long-term-memory/memories.controller';
+export { LongTermMemoryModule } from './long-term-memory/long-term-memory.module';
+export { MemoryQueries } from './long-term-memory/memory-queries';

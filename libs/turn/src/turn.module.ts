@@ -7,8 +7,7 @@ import { PiiRedactionAdvisor } from './advisors/pii-redaction.advisor';
 import { ResponseCacheAdvisor } from './advisors/response-cache.advisor';
 import { SafeGuardAdvisor } from './advisors/safe-guard.advisor';
 import { ToolsModule } from '@parley/tools';
-import { LongTermMemory } from './long-term-memory/long-term-memory';
-import { MemoriesController } from './long-term-memory/memories.controller';
+import { LongTermMemoryModule } from './long-term-memory/long-term-memory.module';
 import { RemoteCompletions } from './remote-completions';
 import { RunningTurnsWatch } from './running-turns-watch';
 import { RuntimeSnapshotSource } from './runtime-snapshot-source';
@@ -20,7 +19,7 @@ import { TurnWorker } from './turn-worker';
 /**
  * The runtime of conversations: the snapshot source for new conversations, and the runners of
  * turn and timer jobs, the advisors (@ParleyAdvisor providers of any module, and the built-in
- * ones), long-term memory and its routes (/api/v1/memories). `forRoot({ worker: false })` for an app that only sends commands.
+ * ones), long-term memory (whose operations are in the command and query tables). `forRoot({ worker: false })` for an app that only sends commands.
  */
 @Module({})
 export class TurnModule {
@@ -28,10 +27,8 @@ export class TurnModule {
     return {
       module: TurnModule,
       global: true,
-      imports: [DiscoveryModule, ConversationModule, LlmModule, ToolsModule],
-      controllers: [MemoriesController],
+      imports: [DiscoveryModule, ConversationModule, LlmModule, ToolsModule, LongTermMemoryModule],
       providers: [
-        LongTermMemory,
         AdvisorRegistry,
         LoggingAdvisor,
         SafeGuardAdvisor,
@@ -44,7 +41,7 @@ export class TurnModule {
         TimerRunner,
         ...(options.worker ? [TurnWorker, TurnDispatcher, RemoteCompletions] : []),
       ],
-      exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule, LongTermMemory],
+      exports: [SNAPSHOT_SOURCE, TurnRunner, AdvisorRegistry, ConversationModule, ToolsModule, LongTermMemoryModule],
     };
   }
 }

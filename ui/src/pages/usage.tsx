@@ -18,10 +18,13 @@ const MEASURES = [
   ['latencyP95Ms', 'Latency p95 (ms)'],
   ['conversations', 'Conversations'],
   ['modelCalls', 'Model calls'],
+  ['embeddingTokens', 'Embedding tokens'],
+  ['embeddingCost', 'Embedding cost'],
 ] as const;
 /** The charts: measures of one unit each, at most two side by side. */
 const VIEWS: { name: string; label: string; keys: string[]; format: (v: number) => string }[] = [
   { name: 'tokens', label: 'tokens', keys: ['inputTokens', 'outputTokens'], format: (v) => num(v) },
+  { name: 'embedding', label: 'embedding tokens', keys: ['embeddingTokens'], format: (v) => num(v) },
   { name: 'turns', label: 'turns', keys: ['turns', 'errors'], format: (v) => num(v) },
   { name: 'cost', label: 'cost ($)', keys: ['estimatedCost'], format: (v) => cost(v) },
   { name: 'latency', label: 'latency (ms)', keys: ['latencyP50Ms', 'latencyP95Ms'], format: (v) => num(v) },
@@ -29,7 +32,7 @@ const VIEWS: { name: string; label: string; keys: string[]; format: (v: number) 
 ];
 const COLORS = ['#1f6feb', '#bf3989', '#1a7f37', '#9a6700', '#cf222e', '#8250df', '#0969da', '#57606a', '#116329'];
 
-const formatOf = (key: string) => (key === 'estimatedCost' ? cost : key.startsWith('latency') ? ms : num);
+const formatOf = (key: string) => (key.endsWith('Cost') ? cost : key.startsWith('latency') ? ms : num);
 
 const toCsv = (group: string, keys: string[], rows: Row[]) =>
   [[group, ...keys], ...rows.map((r) => [r[group], ...keys.map((k) => r[k])])]

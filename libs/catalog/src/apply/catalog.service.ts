@@ -1,11 +1,12 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
+import { CollectionRemoval } from '@parley/knowledge';
 import { AdvisorRegistry, BUILT_IN_ADVISORS } from '@parley/llm';
 import { DATA_SOURCE } from '@parley/platform';
 import { DomainError, type FieldProblem } from '@parley/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CATALOG_LOCK_ID } from '../catalog-tokens';
-import { descriptorForRoute } from '../model/catalog-descriptors';
+import { descriptorForRoute, descriptorOf } from '../model/catalog-descriptors';
 import type { EntityDescriptor } from '../model/descriptor';
 import { entityFor, type Row } from '../model/entity-schemas';
 import { SecretCipher } from '../secrets/secret-cipher';
@@ -39,6 +40,8 @@ export class CatalogService {
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
     @Optional() @Inject(CONFIG) config: Config | null = null,
     @Optional() @Inject(AdvisorRegistry) private readonly advisors: AdvisorRegistry | null = null,
+    /** Where KnowledgeModule runs: what a deleted document collection's documents and chunks leave by. */
+    @Optional() @Inject(CollectionRemoval) private readonly removal: CollectionRemoval | null = null,
   ) {
     this.store = new CatalogStore(cipher);
     this.destinations = config ? new CatalogDestinations(config.catalog) : null;
@@ -82,10 +85,57 @@ export class CatalogService {
   async remove(route: string, key: string): Promise<void> {
     const d = descriptor(route);
     await this.transaction(async (manager) => {
-      if (!(await this.store.loadOne(manager, d, key))) throw notFound(d, key);
+      const stored = await this.store.loadOne(manager, d, key);
+      if (!stored) throw notFound(d, key);
+      const collection = d.kind === 'documentCollections' ? await this.collectionOf(manager, key, stored.record) : null;
+      // A document collection's registry rows go with it (their foreign key cascades).
       await manager.delete(entityFor(d.table), { [d.key.field]: key });
       await manager.query('delete from cat_acl where entity_kind = $1 and entity_key = $2', [d.kind, key]);
+      // Nothing refers to it any more (the delete would have failed): its chunks go now, before
+      // the commit, so a failure leaves the collection as it was.
+      if (collection)
+        await this.removal!.purge(collection.removed, collection.documents, { shared: collection.shared });
     });
+  }
+
+  /**
+   * What deleting a document collection must remove (CollectionRemoval, where the app runs
+   * KnowledgeModule): where its chunks are, its documents, and whether another collection keeps
+   * chunks under the same name in the same database (then only its own documents' chunks go).
+   */
+  private async collectionOf(manager: EntityManager, code: string, collection: Row) {
+    if (!this.removal)
+      throw new DomainError(
+        'SERVICE_UNAVAILABLE',
+        `Document collection '${code}' can be deleted only where its documents are kept (the server or the command API), so they go with it.`,
+        { entity: 'documentCollections', key: code },
+      );
+    const stores = await this.store.loadMany(manager, descriptorOf('vectorStores')!);
+    const storeOf = (c: Row) => stores.get(String(c.llmVectorStore))?.record ?? {};
+    const url = (c: Row) => (storeOf(c).connectionUrl as string | null | undefined) || null;
+    const all = await this.store.loadMany(manager, descriptorOf('documentCollections')!);
+    const shared = [...all.values()].some(
+      ({ record }) =>
+        record.code !== code && record.collectionName === collection.collectionName && url(record) === url(collection),
+    );
+    const transaction = {
+      query: async <R>(sql: string, params?: unknown[]) => ({
+        rows: (await manager.queryRunner!.query(sql, params, true)).records as R[],
+      }),
+    };
+    return {
+      removed: {
+        code,
+        collectionName: String(collection.collectionName),
+        store: {
+          code: String(collection.llmVectorStore),
+          type: (storeOf(collection).llmVectorStoreType as string | null | undefined) || null,
+          connectionUrl: url(collection),
+        },
+      },
+      documents: await this.removal.documentsOf(code, transaction),
+      shared,
+    };
   }
 
   private async single(d: EntityDescriptor, body: unknown, expect: 'new' | 'existing'): Promise<PlannedChange[]> {

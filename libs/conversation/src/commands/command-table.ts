@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { Role } from '@parley/auth';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { defineOperation, handlersOf, type HttpRoute, type Operation, type OperationContext } from '../api/operation';
 import { commandReply, turnReply } from '../api/reply-schemas';
 import { GenerateHandler, generateInput, generateReply } from './generate/generate.handler';
@@ -13,6 +13,13 @@ import {
   TerminateConversationHandler,
 } from './change-lifecycle/change-lifecycle.handler';
 import { ClearMemoryHandler, clearMemoryInput } from './clear-memory/clear-memory.handler';
+import {
+  DeleteMemoriesHandler,
+  deleteMemoriesQuery,
+  deleteMemoriesReply,
+  DeleteMemoryHandler,
+  memoryRef,
+} from './memories/memories.handler';
 import {
   EraseConversationHandler,
   eraseConversationInput,
@@ -56,6 +63,8 @@ interface CommandSpec<I extends z.ZodObject> {
   http?: HttpRoute;
   /** The reply's schema, when it is neither a command's nor a turn's. */
   reply?: z.ZodType;
+  /** The OpenAPI tag, when not `commands`. */
+  tag?: string;
 }
 
 /** A conversation command: its handler's `execute` does the work. */
@@ -63,7 +72,7 @@ const command = <I extends z.ZodObject>(spec: CommandSpec<I>): Operation =>
   defineOperation({
     ...spec,
     kind: 'command',
-    tag: 'commands',
+    tag: spec.tag ?? 'commands',
     reply: spec.reply ?? (spec.startsTurn ? turnReply : commandReply),
     run: (handler, input, ctx) => handler.execute(input, ctx),
   });
@@ -229,6 +238,26 @@ export const COMMANDS: readonly Operation[] = [
     roles: CLIENTS,
     handler: RemoveToolRepositoryHandler,
     http: route('delete', '/{conversationId}/tool-repositories/{repositoryId}'),
+  }),
+  command({
+    name: 'deleteMemory',
+    summary: 'Delete one long-term memory of the caller',
+    tag: 'memories',
+    input: memoryRef,
+    roles: CLIENTS,
+    handler: DeleteMemoryHandler,
+    reply: z.null(),
+    http: { method: 'delete', path: '/api/v1/memories/{memoryId}', status: 204, segmentNames: { memoryId: 'id' } },
+  }),
+  command({
+    name: 'deleteMemories',
+    summary: "Delete a subject's long-term memories (e.g. `scope=user&scopeId=u1`); answers how many went",
+    tag: 'memories',
+    input: deleteMemoriesQuery,
+    roles: CLIENTS,
+    handler: DeleteMemoriesHandler,
+    reply: deleteMemoriesReply,
+    http: { method: 'delete', path: '/api/v1/memories', status: 200 },
   }),
 ];
 

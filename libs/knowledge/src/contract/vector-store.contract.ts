@@ -194,6 +194,23 @@ export function describeVectorStoreContract(name: string, setup: () => Promise<V
       expect(hits.map((h) => h.chunk.documentId)).not.toContain('doc-3');
     });
 
+    it('deletes a whole collection’s chunks, says how many, and leaves other collections alone', async () => {
+      const c = collectionName();
+      const other = collectionName();
+      const next = seeded(25);
+      await store().upsert(Array.from({ length: 12 }, (_, i) => chunk(c, i, randomVector(next))));
+      await store().upsert(Array.from({ length: 3 }, (_, i) => chunk(other, i, randomVector(next))));
+      expect(await store().count(c)).toBe(12);
+      expect(await store().deleteCollection(c)).toBe(12);
+      expect(await store().deleteCollection(c)).toBe(0);
+      expect(await store().count(c)).toBe(0);
+      expect(await store().search({ collection: c, vector: randomVector(next), topK: 10 })).toEqual([]);
+      expect(await store().count(other)).toBe(3);
+      // The collection's name can be used again from nothing.
+      await store().upsert([chunk(c, 1, randomVector(next))]);
+      expect(await store().count(c)).toBe(1);
+    });
+
     it("prunes a document's chunks to the ids kept, and leaves other documents alone", async () => {
       const c = collectionName();
       const next = seeded(15);

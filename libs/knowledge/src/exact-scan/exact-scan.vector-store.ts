@@ -58,6 +58,10 @@ export class ExactScanVectorStore implements VectorStore {
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
+  deleteCollection(collection: string): Promise<number> {
+    return this.rows.deleteCollection(collection);
+  }
+
   count(collection: string): Promise<number> {
     return this.rows.count(collection);
   }

@@ -1,3 +1,4 @@
+import { DomainError } from '@parley/core';
 import type { MetadataValue, Queryable } from '../vector-store.port';
 
 export type DocumentStatus = 'queued' | 'ingesting' | 'ready' | 'failed';
@@ -116,6 +117,8 @@ export class DocumentRegistry {
    */
   async queue(doc: QueuedDocument): Promise<DocumentRecord> {
     return inTransaction(this.db, async (tx) => {
+      // The collection's catalog row is locked (key share) by the first insert: a collection
+      // being deleted is waited for, and one that is gone is NOT_FOUND.
       await tx.query(
         `insert into kn_document_texts (revision, collection, document_id, text) values ($1, $2, $3, $4)`,
         [doc.revision, doc.collection, doc.documentId, doc.text],
@@ -142,6 +145,10 @@ export class DocumentRegistry {
         ],
       );
       return toRecord(rows[0]);
+    }).catch((err: unknown) => {
+      if ((err as { code?: string }).code === '23503')
+        throw DomainError.notFound('Document collection', doc.collection);
+      throw err;
     });
   }
 
@@ -221,6 +228,18 @@ export class DocumentRegistry {
 
   async dropText(revision: string): Promise<void> {
     await this.db.query(`delete from kn_document_texts where revision = $1`, [revision]);
+  }
+
+  /** Every document of a collection with the vector length its chunks were stored with (null: none stored yet). */
+  async documentsOf(collection: string): Promise<{ documentId: string; dimensions: number | null }[]> {
+    const { rows } = await this.db.query<{ document_id: string; dimensions: number | null }>(
+      `select document_id, dimensions from kn_documents where collection = $1`,
+      [collection],
+    );
+    return rows.map((r) => ({
+      documentId: r.document_id,
+      dimensions: r.dimensions === null ? null : Number(r.dimensions),
+    }));
   }
 
   /** Removes a document's row and any text still waiting; false when there was no such document. */

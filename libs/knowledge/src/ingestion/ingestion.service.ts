@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Collections } from '../collections';
 import type { Chunk, MetadataValue, Queryable } from '../vector-store.port';
-import { COLLECTION_SOURCE, type CollectionSource } from '../vector-store.resolver';
+import { COLLECTION_SOURCE, type CollectionSource, type ResolvedCollection } from '../vector-store.resolver';
 import { chunkText, type TextChunk } from './chunker';
 import { DocumentRegistry, type DocumentRecord } from './document-registry';
 import { extractText, type SourceFile } from './extract';
@@ -35,6 +35,11 @@ export interface CollectionDocuments {
   collection: string;
   counts: { documents: number; chunks: number; tokens: number };
   documents: DocumentRecord[];
+}
+
+/** Where a job's chunks went (set once its first batch is embedded). */
+interface Written {
+  to?: ResolvedCollection;
 }
 
 /** Keys Parley sets on every chunk's metadata. */
@@ -213,10 +218,11 @@ export class IngestionService {
     const { collection, documentId, revision } = job;
     const text = await this.registry.text(revision);
     if (text === null || !(await this.registry.start(collection, documentId, revision))) {
-      // Replaced by a newer ingestion, deleted, or done already.
+      // Replaced by a newer ingestion, deleted (or its collection), or done already.
       await this.registry.dropText(revision);
       return;
     }
+    const written: Written = {};
     try {
       const doc = (await this.registry.get(collection, documentId))!;
       const config = await this.source.collection(collection);
@@ -225,16 +231,22 @@ export class IngestionService {
         overlap: this.settings.chunkOverlap,
         count: tokenCounter(config.embeddingModel.name),
       });
-      const stored = await this.storeChunks(collection, documentId, doc.record.title, doc.record.metadata, chunks);
-      if (!(await this.registry.ready(collection, documentId, revision, stored))) {
-        // Deleted while its chunks were being written: they go too. (Replaced: the newer job
-        // overwrites and prunes them.)
-        if (!(await this.registry.get(collection, documentId)) && stored.dimensions !== null) {
-          const resolved = await this.collections.resolve(collection, stored.dimensions);
-          await resolved.store.deleteDocument(resolved.config.collectionName, documentId);
-        }
-      }
+      const stored = await this.storeChunks(
+        collection,
+        documentId,
+        doc.record.title,
+        doc.record.metadata,
+        chunks,
+        written,
+      );
+      // Deleted while its chunks were being written: they go too. (Replaced: the newer job
+      // overwrites and prunes them.)
+      if (!(await this.registry.ready(collection, documentId, revision, stored)))
+        await this.dropWhenGone(collection, documentId, written);
     } catch (err) {
+      // The document (or its whole collection) was deleted meanwhile: what was written goes, and
+      // there is nothing to retry. Else the attempt failed as any does.
+      if (await this.dropWhenGone(collection, documentId, written)) return;
       const final = context.attempt >= (context.maxAttempts ?? 1);
       const message = err instanceof Error ? err.message : String(err);
       await this.registry.failed(collection, documentId, revision, message, final);
@@ -243,8 +255,20 @@ export class IngestionService {
   }
 
   /**
+   * When the document's row is gone (it, or its collection, was deleted while the job ran), the
+   * chunks the job wrote go from the store it wrote them to: the catalog may not know the
+   * collection any more. True when the row is gone.
+   */
+  private async dropWhenGone(collection: string, documentId: string, written: Written): Promise<boolean> {
+    if (await this.registry.get(collection, documentId)) return false;
+    if (written.to) await written.to.store.deleteDocument(written.to.config.collectionName, documentId);
+    return true;
+  }
+
+  /**
    * Embeds and upserts a document's chunks in batches of INGEST_BATCH_SIZE (the next batch is
    * embedded while the one before is written), then removes its chunks past the new count.
+   * `written.to` tells the caller, even when a batch fails, where chunks may have been written.
    */
   async storeChunks(
     collection: string,
@@ -252,9 +276,10 @@ export class IngestionService {
     title: string,
     metadata: Record<string, MetadataValue>,
     chunks: readonly TextChunk[],
+    written: Written = {},
   ): Promise<{ chunks: number; tokens: number; dimensions: number | null }> {
     let writing: Promise<void> = Promise.resolve();
-    let resolved: Awaited<ReturnType<Collections['embed']>>['collection'] | undefined;
+    let resolved: ResolvedCollection | undefined;
     const size = this.settings.batchSize;
     try {
       for (let from = 0; from < chunks.length; from += size) {
@@ -265,6 +290,7 @@ export class IngestionService {
         );
         await writing;
         resolved = embedded.collection;
+        written.to = resolved;
         const rows: Chunk[] = batch.map((c, i) => ({
           id: `${documentId}#${from + i}`,
           collection: embedded.collection.config.collectionName,

@@ -203,6 +203,11 @@ export class PgvectorVectorStore implements VectorStore {
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
+  deleteCollection(collection: string): Promise<number> {
+    this.sizes.delete(collection);
+    return this.rows.deleteCollection(collection);
+  }
+
   count(collection: string): Promise<number> {
     return this.rows.count(collection);
   }

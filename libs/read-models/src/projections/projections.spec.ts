@@ -175,6 +175,8 @@ describe('read-model projections', () => {
         // Two turns each; one failed model-call attempt each (retried).
         turns: 4n,
         errors: 2n,
+        embedding_tokens: 0n,
+        embedding_cost: '0',
       },
     ]);
   });

@@ -1,3 +1,4 @@
+import type { ProjectedEvent } from './projected-event';
 import type { Projection } from './projection';
 import { keyOf, type Row, type RowModel } from './row-table';
 
@@ -32,6 +33,8 @@ const daily: RowModel = {
     estimated_cost: 'numeric',
     turns: 'bigint',
     errors: 'bigint',
+    embedding_tokens: 'bigint',
+    embedding_cost: 'numeric',
   },
   merge: 'add',
 };
@@ -44,11 +47,27 @@ const ZERO = {
   estimated_cost: 0,
   turns: 0,
   errors: 0,
+  embedding_tokens: 0,
+  embedding_cost: 0,
 };
+
+/** The embedding calls an event records: retrieval's per collection, a remember's or a recall's one. */
+function embeddingsOf(event: ProjectedEvent['event']): { model: string; tokens: number; cost: number }[] {
+  if (event.type === 'ContextRetrieved')
+    return event.data.searches.flatMap((s) =>
+      s.model !== null && (s.tokens > 0 || s.cost > 0) ? [{ model: s.model, tokens: s.tokens, cost: s.cost }] : [],
+    );
+  if ((event.type === 'MemoryRemembered' || event.type === 'MemoriesRecalled') && event.data.embedding)
+    return [event.data.embedding];
+  return [];
+}
 
 /**
  * rm_usage_daily: conversations, model calls, tokens, cost, turns and errors per (day, subject,
- * agent, action, model); the subject is the one that started the conversation (its owner). A
+ * agent, action, model); the subject is the one that started the conversation (its owner).
+ * Embedding calls (retrieval's ContextRetrieved searches, MemoryRemembered, MemoriesRecalled)
+ * add their tokens to embedding_tokens and their cost to embedding_cost and estimated_cost, under
+ * the embedding model's code: a group by model shows what each model used and cost. A
  * turn ends with ConversationCompleted or ConversationFailed; errors are failed turns
  * (ConversationFailed) and failed model-call attempts (every ModelCallFailed, retried or not).
  * Totals are sums, so they are guarded by the conversation's revision in
@@ -102,6 +121,15 @@ export const usageProjection: Projection = {
           input_tokens: event.data.inputTokens,
           output_tokens: event.data.outputTokens,
           estimated_cost: event.data.cost,
+        });
+      for (const used of embeddingsOf(event))
+        increments.push({
+          ...bucket,
+          ...ZERO,
+          model_code: used.model,
+          embedding_tokens: used.tokens,
+          embedding_cost: used.cost,
+          estimated_cost: used.cost,
         });
     }
     return { [contexts.table]: [...changed.values()], [daily.table]: increments };

@@ -30,7 +30,12 @@ export interface UsageRow {
   modelCalls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Chat and embedding calls together. */
   estimatedCost: number;
+  /** Tokens of the conversations' embedding calls (retrieval, remember, recall). */
+  embeddingTokens: number;
+  /** The embedding calls' part of estimatedCost. */
+  embeddingCost: number;
   /** Of the turns' completed model calls; null when the group has none. */
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
@@ -70,7 +75,8 @@ export class UsageQueries {
         `select ${DAILY[group]}::text as key, sum(conversations)::float8 as conversations, sum(turns)::float8 as turns,
                 sum(errors)::float8 as errors, sum(model_calls)::float8 as model_calls,
                 sum(input_tokens)::float8 as input_tokens, sum(output_tokens)::float8 as output_tokens,
-                sum(estimated_cost)::text as estimated_cost
+                sum(estimated_cost)::text as estimated_cost, sum(embedding_tokens)::float8 as embedding_tokens,
+                sum(embedding_cost)::text as embedding_cost
          from rm_usage_daily
          where ${where(DAILY)}
          group by 1 order by 1`,
@@ -96,6 +102,8 @@ export class UsageQueries {
       inputTokens: r.input_tokens as number,
       outputTokens: r.output_tokens as number,
       estimatedCost: Number(r.estimated_cost),
+      embeddingTokens: r.embedding_tokens as number,
+      embeddingCost: Number(r.embedding_cost),
       latencyP50Ms: latency.get(r.key as string)?.p50 ?? null,
       latencyP95Ms: latency.get(r.key as string)?.p95 ?? null,
     }));

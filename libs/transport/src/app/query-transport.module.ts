@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
 import { CatalogModule } from '@parley/catalog';
 import { LiveDeltasModule } from '@parley/read-models';
+import { LongTermMemoryModule } from '@parley/turn';
 import { operationsController } from '../http/operations.controller';
 import { NATS_QUERY_SERVER, natsFrontDoor } from '../nats/nats-front-door';
 import { jsonRpcTable } from '../json-rpc/json-rpc-methods';
@@ -15,11 +16,12 @@ const QueriesController = operationsController('QueriesController', QUERY_OPERAT
 
 /**
  * The query side's front doors: the HTTP routes and `<prefix>.qry.*` over NATS derived from
- * QUERIES (and JSON-RPC's methods when JsonRpcModule is in the app), and the SSE stream. Needs ReadModelsModule, EventStoreModule, AuthModule,
+ * QUERIES (and JSON-RPC's methods when JsonRpcModule is in the app), and the SSE stream; the
+ * memory queries' handler comes with LongTermMemoryModule. Needs ReadModelsModule, EventStoreModule, AuthModule,
  * ObservabilityModule, NatsModule and DatabaseModule with CATALOG_ENTITIES.
  */
 @Module({
-  imports: [CatalogModule, LiveDeltasModule],
+  imports: [CatalogModule, LiveDeltasModule, LongTermMemoryModule],
   providers: [
     bindOperations(QUERY_OPERATIONS, QUERIES),
     natsFrontDoor(NATS_QUERY_SERVER, 'qry', QUERY_OPERATIONS),

@@ -217,7 +217,7 @@ describe('queries over HTTP and over NATS', () => {
   it("sums usage by day, subject, agent, action and model: everyone's for admins, its own for a client", async () => {
     const byAction = await http('/api/v1/usage?groupBy=action');
     // Latencies: every scripted model call took 250 ms.
-    const figures = { latencyP50Ms: 250, latencyP95Ms: 250 };
+    const figures = { latencyP50Ms: 250, latencyP95Ms: 250, embeddingTokens: 0, embeddingCost: 0 };
     expect(byAction.body).toEqual([
       {
         action: 'ANSWER',

@@ -1,6 +1,5 @@
 import { createKeyRequest } from '@parley/auth';
 import { budgetLedgerQuery, budgetParams, CATALOG_DESCRIPTORS } from '@parley/catalog';
-import { deleteMemoriesQuery, listMemoriesQuery } from '@parley/turn';
 import { z } from 'zod';
 import { streamQuery } from '../sse/stream.controller';
 
@@ -246,40 +245,6 @@ export const ROUTES: readonly RouteDoc[] = [
     params: z.strictObject({ id: z.string().min(1) }),
     status: 200,
     reply: 'json',
-  },
-  get(
-    '/api/v1/memories',
-    'listMemories',
-    "The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner)",
-    'memories',
-    listMemoriesQuery,
-  ),
-  {
-    method: 'delete',
-    path: '/api/v1/memories',
-    operationId: 'deleteMemories',
-    tag: 'memories',
-    summary: "Delete a subject's long-term memories (e.g. `scope=user&scopeId=u1`); answers how many went",
-    params: deleteMemoriesQuery,
-    status: 200,
-    reply: 'json',
-  },
-  get(
-    '/api/v1/memories/{id}',
-    'getMemory',
-    'One long-term memory of the caller',
-    'memories',
-    z.strictObject({ id: z.string().min(1) }),
-  ),
-  {
-    method: 'delete',
-    path: '/api/v1/memories/{id}',
-    operationId: 'deleteMemory',
-    tag: 'memories',
-    summary: 'Delete one long-term memory of the caller',
-    params: z.strictObject({ id: z.string().min(1) }),
-    status: 204,
-    reply: 'none',
   },
   get('/api/v1/whoami', 'whoami', "The caller's subject and roles", 'operations'),
   get(

@@ -25,7 +25,8 @@ function routeOf(op: Operation, route: HttpRoute): RouteDoc {
       ? { body: { name: `${pascal(op.name)}Request`, schema: body } }
       : {}),
     status: route.status,
-    reply: op.reply,
+    // No content: the other doors answer the handler's null.
+    reply: route.status === 204 ? 'none' : op.reply,
     ...(op.startsTurn ? { turn: true } : {}),
     ...(op.kind === 'command' ? { idempotent: true } : {}),
   };

@@ -94,13 +94,13 @@ function facts(op: Operation): string {
  */
 export function renderClientOperations(): string {
   const replyOf = (op: Operation) =>
-    op.kind === 'command'
-      ? op.startsTurn
-        ? 'TurnReply'
-        : 'CommandReply'
-      : op.reply instanceof z.ZodUnknown
-        ? 'unknown'
-        : typeOf(jsonSchema(op.reply, 'output'), '  ');
+    op.kind === 'command' && (op.startsTurn || op.reply === turnReply)
+      ? 'TurnReply'
+      : op.kind === 'command' && op.reply === commandReply
+        ? 'CommandReply'
+        : op.reply instanceof z.ZodUnknown
+          ? 'unknown'
+          : typeOf(jsonSchema(op.reply, 'output'), '  ');
   return [
     '// Generated from the command and query tables by `npm run client:generate`',
     '// (libs/transport/src/operations/client-operations.ts). Do not edit.',

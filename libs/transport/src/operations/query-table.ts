@@ -1,6 +1,13 @@
 import type { Role } from '@parley/auth';
 import { availableModelsQuery, CatalogQueries } from '@parley/catalog';
-import { defineOperation, ragSource, type Operation, type OperationSpec } from '@parley/conversation';
+import {
+  defineOperation,
+  listMemoriesQuery,
+  memoryRef,
+  ragSource,
+  type Operation,
+  type OperationSpec,
+} from '@parley/conversation';
 import {
   AuditQueries,
   byCode,
@@ -17,6 +24,7 @@ import {
   usageQuery,
   verifyQuery,
 } from '@parley/read-models';
+import { MemoryQueries } from '@parley/turn';
 import { z } from 'zod';
 
 /** Query replies are the read models' views, not described in zod yet: the document says JSON, as before. */
@@ -47,22 +55,55 @@ const messagesReply = z.array(
   }),
 );
 
+/** getUsage: one row per group, keyed by the group's dimension (usage-queries' UsageRow). */
+const usageReply = z.array(
+  z.object({
+    /** The group's key: the one dimension grouped by. */
+    day: z.string().optional(),
+    subject: z.string().optional(),
+    agent: z.string().optional(),
+    action: z.string().optional(),
+    model: z.string().optional(),
+    conversations: z.number(),
+    turns: z.number(),
+    errors: z.number(),
+    modelCalls: z.number(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    /** The model calls' cost plus embeddingCost. */
+    estimatedCost: z.number(),
+    /** Tokens of the conversations' embedding calls: retrieval, remember, recall. */
+    embeddingTokens: z.number(),
+    /** The embedding calls' part of estimatedCost. */
+    embeddingCost: z.number(),
+    latencyP50Ms: z.number().nullable(),
+    latencyP95Ms: z.number().nullable(),
+  }),
+);
+
 type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 'tag' | 'reply' | 'http'> & {
   tag?: string;
   /** The reply's schema, where one is written; JSON otherwise. */
   reply?: z.ZodType;
   path: string;
   nullIsNotFound?: string;
+  segmentNames?: Readonly<Record<string, string>>;
 };
 
 /** A query: GET on `path`, its input from the path and the query string; NATS `<prefix>.qry.<name>`. */
-const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, ...spec }: QuerySpec<I, H>): Operation =>
+const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, segmentNames, ...spec }: QuerySpec<I, H>): Operation =>
   defineOperation<I, H>({
     kind: 'query',
     tag: 'queries',
     reply: json,
     ...spec,
-    http: { method: 'get', path, status: 200, ...(nullIsNotFound ? { nullIsNotFound } : {}) },
+    http: {
+      method: 'get',
+      path,
+      status: 200,
+      ...(nullIsNotFound ? { nullIsNotFound } : {}),
+      ...(segmentNames ? { segmentNames } : {}),
+    },
   });
 
 /**
@@ -214,7 +255,30 @@ export const QUERIES: readonly Operation[] = [
     roles: ['client', ...AUDITORS],
     handler: UsageQueries,
     run: (usage, input, { caller }) => usage.getUsage(caller, input),
+    reply: usageReply,
     path: '/api/v1/usage',
+  }),
+  query({
+    name: 'listMemories',
+    summary: "The caller's long-term memories, newest first, or the closest to `q` (admins may name an owner)",
+    tag: 'memories',
+    input: listMemoriesQuery,
+    roles: ['client', ...AUDITORS],
+    handler: MemoryQueries,
+    run: (memories, input, { caller }) => memories.list(caller, input),
+    path: '/api/v1/memories',
+  }),
+  query({
+    name: 'getMemory',
+    summary: 'One long-term memory of the caller',
+    tag: 'memories',
+    input: memoryRef,
+    roles: ['client', ...AUDITORS],
+    handler: MemoryQueries,
+    run: (memories, input, { caller }) => memories.get(caller, input),
+    path: '/api/v1/memories/{memoryId}',
+    segmentNames: { memoryId: 'id' },
+    nullIsNotFound: 'Memory',
   }),
   query({
     name: 'getEvents',

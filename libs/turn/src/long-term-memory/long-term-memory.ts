@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import type { LongTermMemorySettings, MemoryScope } from '@parley/core';
-import type { MemoryScopes, RememberRequest } from '@parley/domain';
+import type { EmbeddingUsage, MemoryScopes, RememberRequest } from '@parley/domain';
 import { MemoryStore, type Memory, type MemoryHit } from '@parley/knowledge';
 import { EmbeddingClient, PROVIDER_ENDPOINTS, type ProviderEndpoints } from '@parley/llm';
 import { PG_POOL } from '@parley/platform';
@@ -40,13 +40,18 @@ export class LongTermMemory {
     return this.store;
   }
 
-  async embed(model: EmbeddingModel, text: string, signal?: AbortSignal): Promise<number[]> {
+  /** The text's vector, and what the embedding call cost (the model's catalog code, tokens, cost). */
+  async embed(
+    model: EmbeddingModel,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<{ vector: number[]; embedding: EmbeddingUsage }> {
     const provider = await this.endpoints.endpointFor(model.providerCode);
     const result = await this.embeddings.embed(
       { provider, model: model.name, inputs: [text], inputTokenPrice: model.inputTokenPrice },
       signal,
     );
-    return result.vectors[0];
+    return { vector: result.vectors[0], embedding: { model: model.code, tokens: result.tokens, cost: result.cost } };
   }
 
   /** When a fact ends: its own expiry, else its ttlDays, else the scope's default. */
@@ -62,11 +67,11 @@ export class LongTermMemory {
     request: RememberRequest,
     metadata: Record<string, unknown>,
     signal?: AbortSignal,
-  ): Promise<{ memory: Memory; updated: boolean }> {
-    const embedding = await this.embed(model, request.text, signal);
+  ): Promise<{ memory: Memory; updated: boolean; embedding: EmbeddingUsage }> {
+    const { vector, embedding } = await this.embed(model, request.text, signal);
     const store = await this.opened();
     const now = Date.now();
-    return store.remember(
+    const stored = await store.remember(
       {
         owner: request.owner,
         scope: request.scope,
@@ -74,11 +79,12 @@ export class LongTermMemory {
         text: request.text,
         importance: request.importance,
         expiresAt: this.expiryOf(request, now),
-        embedding,
+        embedding: vector,
         metadata,
       },
       new Date(now),
     );
+    return { ...stored, embedding };
   }
 
   /** The facts of every scope of the conversation closest to `query`, best score first. */
@@ -86,17 +92,21 @@ export class LongTermMemory {
     return this.search(model, query, limit, { owner: scopes.owner, scopes: scopes.ids }, signal);
   }
 
-  /** The owner's facts closest to `query`: of the named subjects, or of any (narrowed by scope, scope id). */
+  /**
+   * The owner's facts closest to `query`: of the named subjects, or of any (narrowed by scope,
+   * scope id), with what embedding the query cost.
+   */
   async search(
     model: EmbeddingModel,
     query: string,
     limit: number,
     where: { owner: string; scopes?: Partial<Record<MemoryScope, string>>; scope?: MemoryScope; scopeId?: string },
     signal?: AbortSignal,
-  ): Promise<MemoryHit[]> {
-    const vector = await this.embed(model, query, signal);
+  ): Promise<{ hits: MemoryHit[]; embedding: EmbeddingUsage }> {
+    const { vector, embedding } = await this.embed(model, query, signal);
     const store = await this.opened();
-    return store.recall({ ...where, vector, limit, minSimilarity: this.config.memory.minSimilarity });
+    const hits = await store.recall({ ...where, vector, limit, minSimilarity: this.config.memory.minSimilarity });
+    return { hits, embedding };
   }
 
   async use<T>(work: (store: MemoryStore) => Promise<T>): Promise<T> {

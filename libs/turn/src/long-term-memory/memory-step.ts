@@ -1,5 +1,5 @@
 import type { ToolOutcome } from '@parley/core';
-import type { RecallPlan, RecalledMemory, TurnStep } from '@parley/domain';
+import type { EmbeddingUsage, RecallPlan, RecalledMemory, TurnStep } from '@parley/domain';
 import type { MemoryHit } from '@parley/knowledge';
 import { withSpan } from '@parley/observability';
 import type { TurnContext } from '../turn-context';
@@ -50,7 +50,7 @@ export async function memoryToolStep(
   const outcome = await withSpan('parley.memory', { 'parley.tool': call.name }, async () => {
     if (!settings || !deps.memory) throw new Error('long-term memory is not configured for this action');
     if (request.op === 'remember') {
-      const { memory, updated } = await deps.memory.remember(
+      const { memory, updated, embedding } = await deps.memory.remember(
         settings.embedding,
         request,
         { conversationId: ctx.conversationId, toolCallId: call.id },
@@ -64,14 +64,17 @@ export async function memoryToolStep(
         importance: memory.importance,
         expiresAt: memory.expiresAt,
         updated,
+        embedding,
       };
       const output = `${updated ? 'Already remembered; refreshed' : 'Remembered'} (${memory.scope}): ${memory.text}`;
       return { outcome: ok(output, started), remembered };
     }
-    const hits = (
-      await deps.memory.recall(settings.embedding, request.query, request.limit, request.scopes, signal)
-    ).map(hitOf);
-    return { outcome: ok(recallOutput(hits), started), recalled: { query: request.query, hits } };
+    const found = await deps.memory.recall(settings.embedding, request.query, request.limit, request.scopes, signal);
+    const hits = found.hits.map(hitOf);
+    return {
+      outcome: ok(recallOutput(hits), started),
+      recalled: { query: request.query, hits, embedding: found.embedding },
+    };
   }).catch((err: unknown) => {
     if (signal.aborted) throw err;
     const message = `Long-term memory could not be reached: ${(err as Error).message}`;
@@ -95,17 +98,24 @@ export async function memoryToolStep(
 export async function autoRecallStep(ctx: TurnContext, deps: TurnDeps, plan: RecallPlan, signal: AbortSignal) {
   const settings = ctx.state.snapshot.longTermMemory;
   let hits: RecalledMemory[] = [];
+  let embedding: EmbeddingUsage | undefined;
   let error: string | undefined;
   try {
     if (!settings || !deps.memory) throw new Error('long-term memory is not configured for this action');
     const found = await withSpan('parley.memory_recall', {}, () =>
       deps.memory!.recall(settings.embedding, plan.query, plan.limit, plan.scopes, signal),
     );
-    hits = found.map(hitOf);
+    hits = found.hits.map(hitOf);
+    embedding = found.embedding;
   } catch (err) {
     if (signal.aborted) throw err;
     error = (err as Error).message;
   }
   if (signal.aborted) return;
-  ctx.stage(ctx.decide({ type: 'RecordAutoRecall', data: { query: plan.query, hits, ...(error ? { error } : {}) } }));
+  ctx.stage(
+    ctx.decide({
+      type: 'RecordAutoRecall',
+      data: { query: plan.query, hits, ...(error ? { error } : {}), ...(embedding ? { embedding } : {}) },
+    }),
+  );
 }
