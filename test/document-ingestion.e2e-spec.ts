@@ -420,6 +420,44 @@ describe('Document ingestion: routes, jobs, chunks (simulator embeddings, Postgr
     expect(await chunkRows('twin-doc')).toEqual([]);
   });
 
+  it('refuses to move a collection that holds documents (collectionName, llmVectorStore): 409 naming the fields, nothing changed; empty, it moves', async () => {
+    const catalogPath = '/api/v1/catalog/document-collections';
+    const moving = { code: 'MOVING', description: 'Moves', llmVectorStore: 'KB', collectionName: 'moving' };
+    expect((await parley.call('POST', catalogPath, moving)).status).toBe(201);
+    const added = await parley.call('POST', '/api/v1/collections/MOVING/documents?wait=true', {
+      documentId: 'kept',
+      title: 'Kept',
+      text: 'A document that keeps its collection where it is.',
+    });
+    expect(added.body.status).toBe('ready');
+
+    const put = await parley.call('PUT', `${catalogPath}/MOVING`, { ...moving, collectionName: 'elsewhere' });
+    expect(put.status).toBe(409);
+    expect(put.body.error).toMatchObject({
+      code: 'CONFLICT',
+      details: { key: 'MOVING', fields: ['collectionName'], documents: 1 },
+    });
+    const applied = await parley.call('POST', '/api/v1/catalog/apply', {
+      documentCollections: [{ ...moving, collectionName: 'elsewhere', description: 'Moved by apply' }],
+    });
+    expect(applied.status).toBe(409);
+    expect((await parley.call('GET', `${catalogPath}/MOVING`)).body).toMatchObject({
+      collectionName: 'moving',
+      description: 'Moves',
+    });
+    expect((await parley.app.get(Collections).search('MOVING', 'keeps its collection')).hits.length).toBeGreaterThan(0);
+    // Other fields change freely.
+    expect((await parley.call('PUT', `${catalogPath}/MOVING`, { ...moving, description: 'Still here' })).status).toBe(
+      200,
+    );
+
+    // Once its documents are gone, it moves.
+    expect((await parley.call('DELETE', '/api/v1/collections/MOVING/documents/kept')).status).toBe(204);
+    expect((await parley.call('PUT', `${catalogPath}/MOVING`, { ...moving, collectionName: 'elsewhere' })).status).toBe(
+      200,
+    );
+  });
+
   it('parley docs add uploads each file with a progress bar, exits 1 when one fails; docs list and rm', async () => {
     await writeFile(join(dir, 'guide.md'), MARKDOWN);
     await writeFile(join(dir, 'sheet.pdf'), await pdfOf([['Opening hours are nine to five.']]));

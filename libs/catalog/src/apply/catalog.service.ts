@@ -10,7 +10,7 @@ import { descriptorForRoute, descriptorOf } from '../model/catalog-descriptors';
 import type { EntityDescriptor } from '../model/descriptor';
 import { entityFor, type Row } from '../model/entity-schemas';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { CatalogStore } from '../store/catalog-store';
+import { CatalogStore, type CatalogView } from '../store/catalog-store';
 import { BundleRules } from './bundle-rules';
 import { CatalogDestinations } from './destinations';
 import { bundleFromBody, parseItems, type BundleItem } from './parse-bundle';
@@ -118,11 +118,7 @@ export class CatalogService {
       ({ record }) =>
         record.code !== code && record.collectionName === collection.collectionName && url(record) === url(collection),
     );
-    const transaction = {
-      query: async <R>(sql: string, params?: unknown[]) => ({
-        rows: (await manager.queryRunner!.query(sql, params, true)).records as R[],
-      }),
-    };
+    const transaction = queryableOf(manager);
     return {
       removed: {
         code,
@@ -172,6 +168,7 @@ export class CatalogService {
           `The catalog change has ${problems.length} problem(s); nothing was written.`,
         );
       }
+      await this.checkCollectionsKeepTheirPlace(manager, plan.changes, view);
       if (!mode.dryRun) {
         for (const c of plan.changes.filter((change) => change.status !== 'unchanged')) {
           await this.store.write(manager, c.item.d, c.record, c.secret, c.status === 'updated');
@@ -179,6 +176,40 @@ export class CatalogService {
       }
       return plan.changes;
     });
+  }
+
+  /**
+   * A document collection that holds documents keeps its `collectionName` and `llmVectorStore`:
+   * its chunks live there, and a change would leave them behind where no search finds them and no
+   * delete reaches them. Refused as CONFLICT naming the fields; deleting its documents (or the
+   * collection) first lets it move.
+   */
+  private async checkCollectionsKeepTheirPlace(
+    manager: EntityManager,
+    changes: PlannedChange[],
+    view: CatalogView,
+  ): Promise<void> {
+    for (const c of changes) {
+      if (c.item.d.kind !== 'documentCollections' || c.status !== 'updated') continue;
+      const stored = view.get('documentCollections')?.get(c.item.key)?.record;
+      const moved = (['collectionName', 'llmVectorStore'] as const).filter(
+        (field) => stored !== undefined && stored[field] !== c.record[field],
+      );
+      if (moved.length === 0) continue;
+      if (!this.removal)
+        throw new DomainError(
+          'SERVICE_UNAVAILABLE',
+          `Document collection '${c.item.key}' can change ${moved.join(' and ')} only where its documents are kept (the server or the command API).`,
+          { entity: 'documentCollections', key: c.item.key, fields: moved },
+        );
+      const documents = await this.removal.documentsOf(c.item.key, queryableOf(manager));
+      if (documents.length > 0)
+        throw new DomainError(
+          'CONFLICT',
+          `Document collection '${c.item.key}' holds ${documents.length} document(s): its ${moved.join(' and ')} cannot change while it does, or its chunks would be left behind. Delete its documents (or the collection) first.`,
+          { entity: 'documentCollections', key: c.item.key, fields: moved, documents: documents.length },
+        );
+    }
   }
 
   private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
@@ -192,6 +223,13 @@ export class CatalogService {
     }
   }
 }
+
+/** The transaction's connection as the knowledge lib's queries take one. */
+const queryableOf = (manager: EntityManager) => ({
+  query: async <R>(sql: string, params?: unknown[]) => ({
+    rows: (await manager.queryRunner!.query(sql, params, true)).records as R[],
+  }),
+});
 
 function descriptor(route: string): EntityDescriptor {
   const d = descriptorForRoute(route);
