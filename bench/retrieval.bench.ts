@@ -15,7 +15,8 @@
  *   a hit whose distance is at most the exact 4th's + 1e-3;
  * - the time to load each corpus into PGlite without the index and to build the index over it.
  * The index is built as Parley builds it, from the same settings: VECTOR_HNSW_M,
- * VECTOR_HNSW_EF_CONSTRUCTION and VECTOR_HNSW_BUILD_MEMORY_MB (README.md's configuration table);
+ * VECTOR_HNSW_EF_CONSTRUCTION and VECTOR_HNSW_BUILD_MEMORY_MB (README.md's configuration table),
+ * in PGlites with the embedded database's EMBEDDED_SHARED_BUFFERS_MB;
  * the searches of the sweep always go through the index (VECTOR_EXACT_BELOW does not apply).
  * The corpora past the ingestion run are embedded in process with the simulator's own function
  * (the same vectors, without the HTTP).
@@ -77,6 +78,10 @@ const LOAD_BATCH = 500;
 /** This process's VECTOR_* settings, which both parts apply as Parley does. */
 const VECTOR_ENV = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('VECTOR_')));
 const vectorConfig = loadConfig(VECTOR_ENV).llm;
+/** The sweep's PGlites get the embedded database's shared_buffers (EMBEDDED_SHARED_BUFFERS_MB). */
+const PGLITE_CONF = [
+  `shared_buffers = ${loadConfig({ EMBEDDED_SHARED_BUFFERS_MB: process.env.EMBEDDED_SHARED_BUFFERS_MB }).database.embeddedSharedBuffersMb}MB`,
+];
 /** The HNSW store of the sweep: the index as Parley builds it, always searched through it. */
 const hnswOptions = (efSearch = vectorConfig.hnswEfSearch) => ({
   efSearch,
@@ -238,7 +243,7 @@ const recalls = (approximate: SearchHit[][], exact: SearchHit[][]) =>
 
 async function stores(): Promise<void> {
   const sim = await startSimulatorProcess();
-  const pglite = await PGlite.create({ extensions: { vector } });
+  const pglite = await PGlite.create({ extensions: { vector }, postgresqlconf: PGLITE_CONF });
   const db = await createScratchDatabase('bench_retrieval', ADMIN_URL);
   const pool = new Pool({ connectionString: db.url, max: 2 });
   // Dropping the database at the end ends its connections; an idle one reports it here.
@@ -253,7 +258,7 @@ async function stores(): Promise<void> {
     await exact.init();
     // Parley's own store: the index comes once the table holds VECTOR_EXACT_BELOW chunks. A PGlite
     // of its own, so that the sweep's table starts empty.
-    const deferred = await PGlite.create({ extensions: { vector } });
+    const deferred = await PGlite.create({ extensions: { vector }, postgresqlconf: PGLITE_CONF });
     const parleyStore = new PgvectorVectorStore(deferred, DIMENSIONS, {
       ...hnswOptions(),
       exactBelow: vectorConfig.vectorExactBelow,
@@ -280,7 +285,7 @@ async function stores(): Promise<void> {
     const queryRand = seeded(99);
     const unrelated = Array.from({ length: QUERIES }, () => simEmbedding(sentence(queryRand), DIMENSIONS));
     process.stdout.write(
-      `\nHNSW: m ${vectorConfig.hnswM}, ef_construction ${vectorConfig.hnswEfConstruction}, built with maintenance_work_mem ${vectorConfig.hnswBuildMemoryMb} MB\n` +
+      `\nHNSW: m ${vectorConfig.hnswM}, ef_construction ${vectorConfig.hnswEfConstruction}, built with maintenance_work_mem ${vectorConfig.hnswBuildMemoryMb} MB, shared_buffers ${PGLITE_CONF[0].split(' = ')[1]}\n` +
         `| chunks | store | queries | ef_search | n | search p50 ms | search p95 ms | recall@${TOP_K} vs exact | ids | ann-b. |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n`,
     );
     let loaded = 0;

@@ -78,6 +78,9 @@ export const envSchema = z.object({
     .describe(
       'Directory of the embedded database, of `postgres.url` (its address, which `parley` commands read) and of the development encryption key.',
     ),
+  EMBEDDED_SHARED_BUFFERS_MB: int(128, 16).describe(
+    "`shared_buffers` of the embedded database (PGlite), in MB. Where the pages searched most (a collection's HNSW index: about 1.3 KB a 256-dimension chunk at `VECTOR_HNSW_M` 16) outgrow it, each search reads them back from PGlite's file system: 30,000 chunks searched at p50 45 ms with 24 MB against 27 ms with 256 MB (bench/history.md).",
+  ),
   REDIS_URL: url(['redis', 'rediss']).describe(
     'Redis (`redis://` or `rediss://`) for the turn and timer queues, rate limits and running-turn slots. Unset: an in-process queue and per-process limits.',
   ),

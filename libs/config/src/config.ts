@@ -27,6 +27,8 @@ function toConfig(env: Env) {
       acquireTimeoutMs: env.DATABASE_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       dataDir: env.PARLEY_DATA_DIR,
+      /** shared_buffers of the embedded database (PGlite), in MB. */
+      embeddedSharedBuffersMb: env.EMBEDDED_SHARED_BUFFERS_MB,
     },
     /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
     /** A job held longer than lockMs by a dead worker is given to another worker. */

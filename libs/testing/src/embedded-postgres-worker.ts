@@ -13,7 +13,7 @@ const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 require(workerData.register);
 const { startEmbeddedPostgres } = require(workerData.module);
-startEmbeddedPostgres(workerData.dir).then(
+startEmbeddedPostgres(workerData.dir, workerData.options).then(
   (pg) => {
     parentPort.postMessage({ url: pg.url });
     parentPort.once('message', () => pg.stop().then(() => parentPort.postMessage({ stopped: true })));
@@ -27,13 +27,16 @@ startEmbeddedPostgres(workerData.dir).then(
  * worker thread of the test process: PGlite loads Node's modules with dynamic `import()`, which
  * Jest's module sandbox refuses, and a worker runs outside it.
  */
-export async function startEmbeddedPostgresForTest(): Promise<EmbeddedPostgresForTest> {
+export async function startEmbeddedPostgresForTest(
+  options: { sharedBuffersMb?: number } = {},
+): Promise<EmbeddedPostgresForTest> {
   const dir = await mkdtemp(join(tmpdir(), 'parley-pglite-'));
   const root = join(__dirname, '..', '..', '..');
   const worker = new Worker(WORKER, {
     eval: true,
     workerData: {
       dir,
+      options,
       register: join(root, 'tools', 'register.js'),
       module: join(root, 'libs', 'platform', 'src', 'database', 'embedded-postgres.ts'),
     },

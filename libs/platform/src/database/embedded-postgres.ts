@@ -15,8 +15,12 @@ const URL_FILE = 'postgres.url';
  * with its data under `dataDir`, served over the wire protocol on a free loopback port. The
  * URL is written to `<dataDir>/postgres.url` so the CLI can reach the running server's
  * database instead of opening the same files twice. The packages are loaded only here.
+ * `sharedBuffersMb`: its `shared_buffers` (default 128, PostgreSQL's).
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { sharedBuffersMb?: number } = {},
+): Promise<EmbeddedPostgres> {
   const dir = resolve(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
   const [{ PGlite }, { PGLiteSocketServer }, { vector }] = await Promise.all([
@@ -25,7 +29,12 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     import('@electric-sql/pglite-pgvector'),
   ]);
   // pgvector is loaded so the knowledge lib's vector stores get an HNSW index, not an exact scan.
-  const db = await PGlite.create(dir, { extensions: { vector } });
+  // shared_buffers sized by EMBEDDED_SHARED_BUFFERS_MB: an HNSW index that outgrows it is read
+  // back from PGlite's file system on every search.
+  const db = await PGlite.create(dir, {
+    extensions: { vector },
+    postgresqlconf: [`shared_buffers = ${options.sharedBuffersMb ?? 128}MB`],
+  });
   // The socket server runs one statement at a time and keeps a transaction's statements
   // together, so several connections are safe: the pg pool, TypeORM, the CLI and the session
   // lock connection of each subscription (projections, relay) share it.

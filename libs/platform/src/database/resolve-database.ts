@@ -24,7 +24,11 @@ export async function resolveDatabase(config: Config, warn: (message: string) =>
     return { config, embedded: false, stop: async () => undefined };
   }
   const running = await runningEmbeddedPostgres(config.database.dataDir);
-  const embedded = running ? null : await startEmbeddedPostgres(config.database.dataDir);
+  const embedded = running
+    ? null
+    : await startEmbeddedPostgres(config.database.dataDir, {
+        sharedBuffersMb: config.database.embeddedSharedBuffersMb,
+      });
   const url = running ?? (embedded as { url: string }).url;
   if (embedded) {
     warn(`DATABASE_URL is not set: using the embedded PostgreSQL (PGlite) under ${config.database.dataDir}`);
