@@ -104,12 +104,7 @@ export class CatalogService {
    * chunks under the same name in the same database (then only its own documents' chunks go).
    */
   private async collectionOf(manager: EntityManager, code: string, collection: Row) {
-    if (!this.removal)
-      throw new DomainError(
-        'SERVICE_UNAVAILABLE',
-        `Document collection '${code}' can be deleted only where its documents are kept (the server or the command API), so they go with it.`,
-        { entity: 'documentCollections', key: code },
-      );
+    const removal = this.documentsKeptHere(code, 'be deleted', {});
     const stores = await this.store.loadMany(manager, descriptorOf('vectorStores')!);
     const storeOf = (c: Row) => stores.get(String(c.llmVectorStore))?.record ?? {};
     const url = (c: Row) => (storeOf(c).connectionUrl as string | null | undefined) || null;
@@ -129,7 +124,7 @@ export class CatalogService {
           connectionUrl: url(collection),
         },
       },
-      documents: await this.removal.documentsOf(code, transaction),
+      documents: await removal.documentsOf(code, transaction),
       shared,
     };
   }
@@ -196,20 +191,29 @@ export class CatalogService {
         (field) => stored !== undefined && stored[field] !== c.record[field],
       );
       if (moved.length === 0) continue;
-      if (!this.removal)
-        throw new DomainError(
-          'SERVICE_UNAVAILABLE',
-          `Document collection '${c.item.key}' can change ${moved.join(' and ')} only where its documents are kept (the server or the command API).`,
-          { entity: 'documentCollections', key: c.item.key, fields: moved },
-        );
-      const documents = await this.removal.documentsOf(c.item.key, queryableOf(manager));
-      if (documents.length > 0)
+      const removal = this.documentsKeptHere(c.item.key, `change ${moved.join(' and ')}`, { fields: moved });
+      const { documents } = await removal.counts(c.item.key, queryableOf(manager));
+      if (documents > 0)
         throw new DomainError(
           'CONFLICT',
-          `Document collection '${c.item.key}' holds ${documents.length} document(s): its ${moved.join(' and ')} cannot change while it does, or its chunks would be left behind. Delete its documents (or the collection) first.`,
-          { entity: 'documentCollections', key: c.item.key, fields: moved, documents: documents.length },
+          `Document collection '${c.item.key}' holds ${documents} document(s): its ${moved.join(' and ')} cannot change while it does, or its chunks would be left behind. Delete its documents (or the collection) first.`,
+          { entity: 'documentCollections', key: c.item.key, fields: moved, documents },
         );
     }
+  }
+
+  /**
+   * CollectionRemoval where this process keeps the collections' documents (it runs
+   * KnowledgeModule: the server or the command API); elsewhere what `action` would do to the
+   * collection is refused as SERVICE_UNAVAILABLE, since its documents could not follow.
+   */
+  private documentsKeptHere(code: string, action: string, details: Record<string, unknown>): CollectionRemoval {
+    if (this.removal) return this.removal;
+    throw new DomainError(
+      'SERVICE_UNAVAILABLE',
+      `Document collection '${code}' can ${action} only where its documents are kept (the server or the command API).`,
+      { entity: 'documentCollections', key: code, ...details },
+    );
   }
 
   private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {

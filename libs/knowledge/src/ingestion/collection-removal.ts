@@ -32,6 +32,11 @@ export class CollectionRemoval {
     return new DocumentRegistry(transaction).documentsOf(code);
   }
 
+  /** The collection's document, chunk and token counts, read in the catalog's transaction. */
+  counts(code: string, transaction: Queryable): Promise<{ documents: number; chunks: number; tokens: number }> {
+    return new DocumentRegistry(transaction).counts(code);
+  }
+
   /** Removes the chunks of `documents` (all under the collection's name unless `shared`); answers how many went. */
   async purge(
     collection: RemovedCollection,

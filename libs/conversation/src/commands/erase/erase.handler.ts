@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { assertCanCommand, requireRoles } from '@parley/auth';
 import { DomainError } from '@parley/core';
 import { CONVERSATION_KEYS, type ConversationKeys } from '@parley/event-store';
-import { MemoryStore } from '@parley/knowledge';
 import { PG_POOL } from '@parley/platform';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -11,6 +10,7 @@ import type { OperationContext } from '../../api/operation';
 import { commandReply } from '../../api/reply-schemas';
 import { ConversationRepository } from '../../repository/conversation.repository';
 import { CommandRunner } from '../command-runner';
+import { withMemoryStore } from '../memories/memories.handler';
 import { commandReplyOf } from '../turn-reply';
 
 export const eraseConversationInput = z.strictObject({ conversationId });
@@ -102,17 +102,13 @@ export class EraseSubjectHandler {
     return { subject: input.subject, conversations: erased, memories: await this.eraseMemories(input.subject) };
   }
 
-  private async eraseMemories(subject: string): Promise<number> {
-    const store = new MemoryStore(this.pool);
-    try {
-      return (
+  private eraseMemories(subject: string): Promise<number> {
+    return withMemoryStore(
+      this.pool,
+      async (store) =>
         (await store.deleteMany({ owner: subject })) +
-        (await store.deleteMany({ owner: null, scope: 'user', scopeId: subject }))
-      );
-    } catch (err) {
-      // No long-term memory table: nothing was ever remembered.
-      if ((err as { code?: string }).code === '42P01') return 0;
-      throw err;
-    }
+        (await store.deleteMany({ owner: null, scope: 'user', scopeId: subject })),
+      0,
+    );
   }
 }

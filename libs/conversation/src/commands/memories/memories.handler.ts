@@ -80,8 +80,11 @@ export function memorySubjectOf(principal: Principal, q: DeleteMemoriesQuery): M
   };
 }
 
-/** Runs `work` on the memory store; a database migrated before long-term memory has no table, so nothing to delete. */
-async function withStore<T>(pool: Pool, work: (store: MemoryStore) => Promise<T>, none: T): Promise<T> {
+/**
+ * Runs `work` on the memory store; answers `none` where the store's table was never created
+ * (nothing was ever remembered), so there is nothing to delete.
+ */
+export async function withMemoryStore<T>(pool: Pool, work: (store: MemoryStore) => Promise<T>, none: T): Promise<T> {
   try {
     return await work(new MemoryStore(pool));
   } catch (err) {
@@ -102,7 +105,7 @@ export class DeleteMemoryHandler {
   async execute(input: MemoryRef, ctx: OperationContext): Promise<null> {
     requireRoles(ctx.caller, ['client', 'admin']);
     const owner = memoryOwnerOf(ctx.caller, undefined);
-    const gone = await withStore(this.pool, (store) => store.delete(owner, input.memoryId), false);
+    const gone = await withMemoryStore(this.pool, (store) => store.delete(owner, input.memoryId), false);
     if (!gone) throw DomainError.notFound('Memory', input.memoryId);
     return null;
   }
@@ -124,6 +127,6 @@ export class DeleteMemoriesHandler {
       throw DomainError.validation([{ path: 'scope', message: 'required: the scope whose memories to delete' }]);
     if (filter.scope !== 'organisation' && filter.scopeId === undefined)
       throw DomainError.validation([{ path: 'scopeId', message: `required for the ${filter.scope} scope` }]);
-    return { deleted: await withStore(this.pool, (store) => store.deleteMany(filter), 0) };
+    return { deleted: await withMemoryStore(this.pool, (store) => store.deleteMany(filter), 0) };
   }
 }
