@@ -17,6 +17,11 @@ const digest = (value: string) => createHash('sha256').update(value).digest('hex
 export class OpenAiClientCache {
   /** A rotated key leaves its old client behind: the least recently used go past MAX_CLIENTS. */
   private readonly clients = new LRUCache<string, OpenAI>({ max: MAX_CLIENTS });
+  /**
+   * The client of an endpoint object already seen: the catalog hands out the same object for a
+   * while (CALL_TIME_TTL_MS), so most calls skip the two hashes of the key.
+   */
+  private readonly byEndpoint = new WeakMap<ProviderEndpoint, OpenAI>();
 
   /** How many clients are kept (at most MAX_CLIENTS). */
   get size(): number {
@@ -25,6 +30,8 @@ export class OpenAiClientCache {
   private readonly fetch = undiciFetch();
 
   get(provider: ProviderEndpoint): OpenAI {
+    const known = this.byEndpoint.get(provider);
+    if (known) return known;
     const key = [
       provider.code,
       provider.baseUrl,
@@ -48,6 +55,7 @@ export class OpenAiClientCache {
       });
       this.clients.set(key, client);
     }
+    this.byEndpoint.set(provider, client);
     return client;
   }
 }

@@ -31,7 +31,16 @@ describe('undiciFetch', () => {
       res.write('data: first\n\n');
     },
     '/never': () => undefined,
+    // Its last event, then the end a moment later: a reader that stops at the last event leaves
+    // the end unread.
+    '/done': (_req, res) => {
+      res.setHeader('content-type', 'text/event-stream');
+      res.write('data: [DONE]\n\n');
+      res.on('close', () => (doneFinished = res.writableFinished));
+      setTimeout(() => res.end(), 30);
+    },
   };
+  let doneFinished: boolean | undefined;
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -91,6 +100,17 @@ describe('undiciFetch', () => {
     expect(Buffer.from(first.value as Uint8Array).toString()).toBe('data: first\n\n');
     controller.abort();
     await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('reads out the rest of a body whose reader stopped early, as the SDK does at [DONE]', async () => {
+    const res = await fetch(`${url}/done`, { method: 'POST', body: '{}' });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect(Buffer.from((await reader.read()).value as Uint8Array).toString()).toBe('data: [DONE]\n\n');
+    await reader.cancel();
+    // The response ends as the server sent it, on a connection kept for the next request; a body
+    // destroyed at the cancel aborts the request, and the server sees it cut short.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(doneFinished).toBe(true);
   });
 
   it('hands a body it does not send itself (a multipart form) to the platform fetch', async () => {

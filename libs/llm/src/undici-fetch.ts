@@ -7,6 +7,24 @@ const isPlainBody = (body: unknown): body is string | Uint8Array | null | undefi
 /** Statuses whose responses have no body. */
 const EMPTY = new Set([101, 204, 205, 304]);
 
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+/**
+ * The body's bytes for the Response. The SDK stops reading at `[DONE]`, usually before the body
+ * has signalled its end: left that way, Node's stream iterator destroys the body with an
+ * AbortError, and formats that error's stack, on every streamed call. Here the iterator only
+ * lets go, and the rest (most often nothing but the end) is read out, up to undici's dump limit,
+ * so that the connection goes back to the pool; an abort mid-stream still ends the body with
+ * the abort's error.
+ */
+async function* bytesOf(body: ResponseBody): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) yield chunk as Uint8Array;
+  } finally {
+    body.dump().catch(() => undefined);
+  }
+}
+
 /**
  * A `fetch` for the openai SDK on undici's request API and a keep-alive `Agent` of its own.
  * The SDK only needs a WHATWG `Response` back (status, headers, a body it streams); the
@@ -35,7 +53,7 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent()): typeof fetch 
     const empty = EMPTY.has(res.statusCode) || method === 'HEAD';
     if (empty) await res.body.dump();
     // undici's Response takes any async iterable of bytes as its body, as its Request does.
-    const body = empty ? null : (res.body as unknown as ReadableStream<Uint8Array>);
+    const body = empty ? null : (bytesOf(res.body) as unknown as ReadableStream<Uint8Array>);
     return new Response(body, { status: res.statusCode, headers });
   };
 }
