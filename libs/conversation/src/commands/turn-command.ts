@@ -4,7 +4,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { DomainError } from '@parley/core';
 import type { OperationContext } from '../api/operation';
 import type { TurnReply } from '../api/replies';
-import type { ConversationCommand } from '@parley/domain';
+import type { ConversationCommand, ConversationState } from '@parley/domain';
 import { CommandRunner, type CommandBuilder } from './command-runner';
 import { turnReplyOf } from './turn-reply';
 import { TurnWaiter } from './turn-waiter';
@@ -35,6 +35,17 @@ export class TurnCommand {
     body: { type: ConversationCommand['type'] } & Record<string, unknown>,
     build: CommandBuilder,
   ): Promise<TurnReply> {
+    return (await this.runFolded(conversationId, ctx, input, body, build)).reply;
+  }
+
+  /** `run`, with the state the reply was made from (a caller that needs more of it reads no stream). */
+  async runFolded(
+    conversationId: string,
+    ctx: OperationContext,
+    input: WaitInput,
+    body: { type: ConversationCommand['type'] } & Record<string, unknown>,
+    build: CommandBuilder,
+  ): Promise<{ reply: TurnReply; state: ConversationState }> {
     const { took, subject } = await this.admit(conversationId, ctx);
     // Only a slot this command took is given back: one it found held is a running turn's.
     const giveBack = () => (took ? this.slots?.release(subject, conversationId) : undefined);
@@ -51,11 +62,15 @@ export class TurnCommand {
       }
       const startsTurn = executed.events.some((e) => e.type === 'TurnStarted' || e.type === 'TurnResumed');
       if (!startsTurn) await giveBack();
-      if (!watch) return turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU');
+      if (!watch)
+        return {
+          reply: turnReplyOf(conversationId, executed.state, executed.position, executed.state.status !== 'RU'),
+          state: executed.state,
+        };
       // A request held open is a connection and a poll loop: never longer than MAX_WAIT_MS.
       const timeoutMs = Math.min(input.timeoutMs ?? this.config.turn.timeoutMs, this.config.limits.maxWaitMs);
       const waited = await watch.until(executed, timeoutMs, executed.replayed);
-      return turnReplyOf(conversationId, waited.state, waited.position, waited.done);
+      return { reply: turnReplyOf(conversationId, waited.state, waited.position, waited.done), state: waited.state };
     } finally {
       watch?.close();
     }

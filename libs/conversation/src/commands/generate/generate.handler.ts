@@ -159,7 +159,7 @@ export class GenerateHandler {
     const own = { ...ctx, idempotencyKey: undefined };
     // One append starts the conversation, records its history and starts the turn.
     const body = { type: 'StartConversation' as const, content: last };
-    const reply = await this.turn.run(conversationId, own, { wait: true }, body, (meta) => ({
+    const { reply, state } = await this.turn.runFolded(conversationId, own, { wait: true }, body, (meta) => ({
       type: 'StartConversation',
       data: {
         conversationId,
@@ -185,7 +185,7 @@ export class GenerateHandler {
         'LLM_RUNTIME_ERROR',
         `The call stopped waiting (${reply.status}), which generate cannot answer.`,
       );
-    const { state } = await this.repository.load(conversationId);
+    // The turn's own end state: its transcript names the tools called, with no stream read again.
     const entries = state.status === 'none' ? [] : state.transcript.filter((e) => e.turnNo === 1);
     return {
       answer: reply.reply ?? '',
