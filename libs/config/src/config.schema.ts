@@ -352,6 +352,9 @@ export const envSchema = z.object({
   VECTOR_EXACT_BELOW: int(2000, 0).describe(
     'A pgvector store searches a collection of fewer chunks than this exactly, without its HNSW index (faster at that size, and no neighbour missed); 0: always through the index.',
   ),
+  VECTOR_CACHE_MB: int(64, 0).describe(
+    "MB of collections' vectors each vector store keeps in this process for its exact searches (the exact scan's, and a pgvector store's below `VECTOR_EXACT_BELOW`): a search ranks them here and reads only its top K, checking the collection's version in the same statement, so another writer's change is never missed. A collection larger than this is searched in SQL. 0: every search in SQL.",
+  ),
   MEMORY_EMBEDDING_MODEL: z
     .string()
     .min(1)

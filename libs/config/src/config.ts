@@ -132,6 +132,8 @@ function toConfig(env: Env) {
       hnswBuildMemoryMb: env.VECTOR_HNSW_BUILD_MEMORY_MB,
       /** Collections of fewer chunks a pgvector store searches exactly. */
       vectorExactBelow: env.VECTOR_EXACT_BELOW,
+      /** MB of collections' vectors each vector store keeps in process for its exact searches. */
+      vectorCacheMb: env.VECTOR_CACHE_MB,
     },
     /** Long-term memory: the embedding model's catalog code (null: the only one), and default lifetimes. */
     memory: {

@@ -36,6 +36,7 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
           efConstruction: config.llm.hnswEfConstruction,
           buildMemoryMb: config.llm.hnswBuildMemoryMb,
           exactBelow: config.llm.vectorExactBelow,
+          cacheMb: config.llm.vectorCacheMb,
         }),
     },
     Collections,

@@ -115,7 +115,7 @@ export class VectorStoreResolver {
     }
     const store = vector
       ? new PgvectorVectorStore(db, dimensions, this.options)
-      : new ExactScanVectorStore(db, dimensions);
+      : new ExactScanVectorStore(db, dimensions, this.options.cacheMb ?? 0);
     await store.init();
     return store;
   }

@@ -26,6 +26,13 @@ describeVectorStoreContract('pgvector on the embedded PGlite, small collections 
   embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000 }), true),
 );
 
+describeVectorStoreContract('pgvector on the embedded PGlite, small collections ranked in process', () =>
+  embedded(
+    (pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000, cacheMb: 16 }),
+    true,
+  ),
+);
+
 describeVectorStoreContract('exact scan on the embedded PGlite', () =>
   embedded((pool) => new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS), true),
 );
@@ -37,6 +44,18 @@ describeVectorStoreContract('exact scan on PostgreSQL', async () => {
   expect(await hasPgvector(pool)).toBe(false);
   return {
     store: new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS),
+    close: async () => {
+      await pool.end();
+      await database.drop();
+    },
+  };
+});
+
+describeVectorStoreContract('exact scan on PostgreSQL, collections ranked in process', async () => {
+  const database = await createTestDatabase('vector_exact_kept');
+  const pool = new Pool({ connectionString: database.url, max: 2 });
+  return {
+    store: new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS, 16),
     close: async () => {
       await pool.end();
       await database.drop();

@@ -1,3 +1,4 @@
+import { CollectionVectors, collectionVersionsDdl } from '../collection-vectors';
 import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery, norm } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
@@ -18,22 +19,28 @@ export const EXACT_DDL = [
      created_at timestamptz not null default now(),
      primary key (collection, id))`,
   `create index if not exists ${EXACT_TABLE}_document on ${EXACT_TABLE} (collection, document_id)`,
+  ...collectionVersionsDdl(EXACT_TABLE),
 ];
 
 /**
  * A VectorStore for PostgreSQL without pgvector: embeddings as `real[]` with their norm, and
- * a search that computes the cosine similarity of every chunk of the collection in SQL (an
- * exact scan: linear in the collection's size, no index).
+ * a search that computes the cosine similarity of every chunk of the collection (an exact scan:
+ * linear in the collection's size, no index): in process over the collection's vectors read once
+ * (CollectionVectors, `cacheMb`), else in SQL.
  */
 export class ExactScanVectorStore implements VectorStore {
   readonly kind = 'exact' as const;
 
   private readonly rows: ChunkTable;
+  private readonly vectors: CollectionVectors;
 
   constructor(
     private readonly db: Queryable,
     readonly dimensions: number,
+    /** MB of collections' vectors kept in this process for the search; 0: every search in SQL. */
+    cacheMb = 0,
   ) {
+    this.vectors = new CollectionVectors(db, EXACT_TABLE, dimensions, { column: 'embedding', norm: 'norm' }, cacheMb);
     this.rows = new ChunkTable(db, EXACT_TABLE, {
       names: ['embedding', 'norm'],
       values: (c) => [c.embedding, norm(c.embedding)],
@@ -48,17 +55,21 @@ export class ExactScanVectorStore implements VectorStore {
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
+    for (const collection of new Set(chunks.map((c) => c.collection))) this.vectors.forget(collection);
   }
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
+    this.vectors.forget(collection);
     return this.rows.deleteDocument(collection, documentId);
   }
 
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
+    this.vectors.forget(collection);
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
   deleteCollection(collection: string): Promise<number> {
+    this.vectors.forget(collection);
     return this.rows.deleteCollection(collection);
   }
 
@@ -68,6 +79,8 @@ export class ExactScanVectorStore implements VectorStore {
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     assertQuery(query, this.dimensions);
+    const kept = await this.vectors.search(query);
+    if (kept) return kept;
     const { rows } = await this.db.query<ChunkRow>(
       `select ${CHUNK_COLUMNS}, score from (
          select ${CHUNK_COLUMNS},

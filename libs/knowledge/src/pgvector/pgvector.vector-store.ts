@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { CollectionVectors, collectionVersionsDdl } from '../collection-vectors';
 import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
@@ -25,6 +26,11 @@ export interface PgvectorOptions {
   buildMemoryMb?: number;
   /** Collections with fewer chunks are searched exactly, without the index; 0: always the index. */
   exactBelow?: number;
+  /**
+   * MB of collections' vectors kept in this process for the exact search (CollectionVectors):
+   * those searched exactly are ranked here; 0 (the default): every search in SQL.
+   */
+  cacheMb?: number;
 }
 
 /** pgvector's own defaults, used when no option is given. */
@@ -57,6 +63,8 @@ export class PgvectorVectorStore implements VectorStore {
   readonly kind = 'pgvector' as const;
   readonly table: string;
   private readonly rows: ChunkTable;
+  /** The vectors of collections searched exactly, ranked in process. */
+  private readonly vectors: CollectionVectors;
 
   private readonly efSearch: number;
   private readonly m: number;
@@ -100,6 +108,13 @@ export class PgvectorVectorStore implements VectorStore {
       values: (c) => [vectorLiteral(c.embedding)],
       casts: ['::vector'],
     });
+    this.vectors = new CollectionVectors(
+      db,
+      this.table,
+      dimensions,
+      { column: 'embedding::text', norm: null },
+      options.cacheMb ?? 0,
+    );
   }
 
   async init(): Promise<void> {
@@ -118,6 +133,7 @@ export class PgvectorVectorStore implements VectorStore {
          primary key (collection, id))`,
     );
     await this.db.query(`create index if not exists ${t}_document on ${t} (collection, document_id)`);
+    for (const statement of collectionVersionsDdl(t)) await this.db.query(statement);
     this.indexed = await this.hasIndex();
     await this.indexWhenLarge();
   }
@@ -169,7 +185,10 @@ export class PgvectorVectorStore implements VectorStore {
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
-    for (const c of chunks) this.sizes.delete(c.collection);
+    for (const collection of new Set(chunks.map((c) => c.collection))) {
+      this.sizes.delete(collection);
+      this.vectors.forget(collection);
+    }
     await this.indexWhenLarge();
     this.writtenSinceAnalyze += chunks.length;
     if (this.writtenSinceAnalyze >= Math.max(ANALYZE_AFTER_ROWS, this.analyzedRows / 10)) await this.analyze();
@@ -195,16 +214,19 @@ export class PgvectorVectorStore implements VectorStore {
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
     this.sizes.delete(collection);
+    this.vectors.forget(collection);
     return this.rows.deleteDocument(collection, documentId);
   }
 
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
     this.sizes.delete(collection);
+    this.vectors.forget(collection);
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
   deleteCollection(collection: string): Promise<number> {
     this.sizes.delete(collection);
+    this.vectors.forget(collection);
     return this.rows.deleteCollection(collection);
   }
 
@@ -214,7 +236,8 @@ export class PgvectorVectorStore implements VectorStore {
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     assertQuery(query, this.dimensions);
-    if (this.exactBelow > 0 && (await this.sizeOf(query.collection)) < this.exactBelow) return this.exactSearch(query);
+    if (this.exactBelow > 0 && (await this.sizeOf(query.collection)) < this.exactBelow)
+      return (await this.vectors.search(query)) ?? this.exactSearch(query);
     // The settings hold for this statement only (set_config's is_local in its own transaction);
     // the inner query's limit reads them, so it runs after they are set. It is ordered by the
     // distance alone, so the HNSW index can serve it; the threshold and the tie order by id
