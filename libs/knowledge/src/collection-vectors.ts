@@ -31,27 +31,23 @@ export function collectionVersionsDdl(table: string): string[] {
   ];
 }
 
-/** A collection's vectors as read at `version`: row i is `ids[i]`, its embedding at `i × dimensions`. */
+/** A collection's chunks as read at `version`: chunk i's embedding is at `i × dimensions`. */
 interface KeptCollection {
   version: string;
-  ids: string[];
-  metadata: Record<string, MetadataValue>[];
+  chunks: SearchHit['chunk'][];
   vectors: Float32Array;
   norms: Float64Array;
+  bytes: number;
 }
 
 /** A chunk row as `load` reads it: the embedding as the adapter stores it, and its norm when kept. */
-export interface VectorRow {
-  version: string;
-  id: string | null;
-  metadata: Record<string, MetadataValue> | null;
-  embedding: number[] | string | null;
+interface VectorRow extends Omit<ChunkRow, 'score'> {
+  embedding: number[] | string;
   norm?: number | null;
 }
 
-/** Bytes a kept chunk takes besides its vector, roughly: its norm, id and metadata. */
-const ROW_BYTES = 160;
-const sizeOf = (kept: KeptCollection) => Math.max(1, kept.vectors.byteLength + kept.ids.length * ROW_BYTES);
+/** Bytes a kept chunk takes besides its vector and text, roughly: its norm, ids and metadata. */
+const ROW_BYTES = 200;
 
 /** How long a collection found too large to keep is searched in SQL before it is counted again. */
 const TOO_LARGE_TTL_MS = 60_000;
@@ -60,14 +56,14 @@ const matches = (metadata: Record<string, MetadataValue>, filter: Record<string,
   !filter || Object.entries(filter).every(([key, value]) => key in metadata && metadata[key] === value);
 
 /**
- * Exact search in process over the vectors of collections read once and kept (VECTOR_CACHE_MB
- * for each vector store): a search computes every chunk's cosine similarity here, then reads
- * only its top K rows, with the collection's version. A version moved on since (another writer,
- * anywhere) reads the vectors again before answering, so a search never answers from stale
- * vectors. Over the exact scan's `real[]` in SQL this turns tens of milliseconds at a thousand
- * chunks into about one; over pgvector's exact scan in PGlite's WebAssembly, a few into one.
- * A collection larger than the whole budget is not kept: `search` answers null, and the adapter
- * searches in SQL.
+ * Exact search in process over collections read once and kept (VECTOR_CACHE_MB for each vector
+ * store): a search asks the database only for the collection's version, computes every chunk's
+ * cosine similarity here, and answers with the kept chunks. A version moved on since (another
+ * writer, anywhere) reads the collection again before answering, so a search never answers from
+ * stale chunks. Over the exact scan's `real[]` in SQL this turns tens of milliseconds at a
+ * thousand chunks into about one; over pgvector's exact scan in PGlite's WebAssembly, a dozen
+ * into one or two. A collection larger than the whole budget is not kept: `search` answers null,
+ * and the adapter searches in SQL.
  */
 export class CollectionVectors {
   private readonly kept: LRUCache<string, KeptCollection> | null;
@@ -77,7 +73,7 @@ export class CollectionVectors {
     private readonly db: Queryable,
     private readonly table: string,
     private readonly dimensions: number,
-    /** The SQL expression of the embedding to read (pgvector's as text). */
+    /** The SQL expression of the embedding to read (pgvector's as text), and of its norm where stored. */
     private readonly embedding: { column: string; norm: string | null },
     megabytes: number,
   ) {
@@ -85,7 +81,7 @@ export class CollectionVectors {
       megabytes > 0
         ? new LRUCache<string, KeptCollection>({
             maxSize: Math.max(1, Math.floor(megabytes * 1024 * 1024)),
-            sizeCalculation: sizeOf,
+            sizeCalculation: (kept) => kept.bytes,
           })
         : null;
   }
@@ -98,24 +94,25 @@ export class CollectionVectors {
   /** The hits, best first (ties by id); null where nothing may be kept (no budget, too large). */
   async search(query: SearchQuery): Promise<SearchHit[] | null> {
     if (!this.kept) return null;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const kept = this.kept.get(query.collection) ?? (await this.load(query.collection));
-      if (!kept) return null;
-      const top = this.rank(kept, query);
-      const { rows } = await this.db.query<ChunkRow & { version: string }>(
-        `select v.version::text as version, c.collection, c.id, c.document_id, c.text, c.tokens, c.metadata
-           from (select coalesce((select version from ${this.table}_versions where collection = $1), 0) as version) v
-           left join ${this.table} c on c.collection = $1 and c.id = any($2::text[])`,
-        [query.collection, top.map((t) => kept.ids[t.row])],
-      );
-      if (rows[0].version !== kept.version) {
-        this.kept.delete(query.collection);
-        continue;
-      }
-      const byId = new Map(rows.filter((r) => r.id !== null).map((r) => [r.id, r]));
-      return top.map((t) => toHit({ ...byId.get(kept.ids[t.row])!, score: t.score }));
+    let kept = this.kept.get(query.collection);
+    if (kept && (await this.versionOf(query.collection)) !== kept.version) {
+      this.kept.delete(query.collection);
+      kept = undefined;
     }
-    return null;
+    kept ??= (await this.load(query.collection)) ?? undefined;
+    if (!kept) return null;
+    return this.rank(kept, query).map(({ row, score }) => {
+      const chunk = kept.chunks[row];
+      return { chunk: { ...chunk, metadata: { ...chunk.metadata } }, score };
+    });
+  }
+
+  private async versionOf(collection: string): Promise<string> {
+    const { rows } = await this.db.query<{ version: string }>(
+      `select coalesce((select version from ${this.table}_versions where collection = $1), 0)::text as version`,
+      [collection],
+    );
+    return rows[0].version;
   }
 
   /** The top K rows by cosine similarity at or above the threshold, ties by id. */
@@ -126,12 +123,12 @@ export class CollectionVectors {
     for (let i = 0; i < d; i++) qNorm += q[i] * q[i];
     qNorm = Math.sqrt(qNorm);
     const floor = query.threshold ?? -2;
+    const { chunks, vectors, norms } = kept;
     const before = (a: { row: number; score: number }, b: { row: number; score: number }) =>
-      a.score > b.score || (a.score === b.score && kept.ids[a.row] < kept.ids[b.row]);
+      a.score > b.score || (a.score === b.score && chunks[a.row].id < chunks[b.row].id);
     const top: { row: number; score: number }[] = [];
-    const { vectors, norms } = kept;
-    for (let row = 0; row < kept.ids.length; row++) {
-      if (!matches(kept.metadata[row], query.filter)) continue;
+    for (let row = 0; row < chunks.length; row++) {
+      if (!matches(chunks[row].metadata, query.filter)) continue;
       let dot = 0;
       const at = row * d;
       for (let i = 0; i < d; i++) dot += vectors[at + i] * q[i];
@@ -149,41 +146,49 @@ export class CollectionVectors {
     return top;
   }
 
-  /** Reads a collection's vectors with its version (one statement: one snapshot), and keeps them. */
+  /**
+   * Reads a collection's chunks with its version (one statement: one snapshot), and keeps them;
+   * null when they would not fit in the budget.
+   */
   private async load(collection: string): Promise<KeptCollection | null> {
     const budget = this.kept!.maxSize;
     if (this.tooLarge.has(collection)) return null;
-    const { rows: counted } = await this.db.query<{ n: number }>(
-      `select count(*)::int as n from ${this.table} where collection = $1`,
+    const d = this.dimensions;
+    const { rows: counted } = await this.db.query<{ n: number; text: string }>(
+      `select count(*)::int as n, coalesce(sum(octet_length(text)), 0)::text as text
+         from ${this.table} where collection = $1`,
       [collection],
     );
-    if (Number(counted[0].n) * (this.dimensions * 4 + ROW_BYTES) > budget) {
+    if (Number(counted[0].n) * (d * 4 + ROW_BYTES) + 2 * Number(counted[0].text) > budget) {
       this.tooLarge.set(collection, true);
       return null;
     }
-    const { rows } = await this.db.query<VectorRow>(
-      `select v.version::text as version, c.id, c.metadata, c.${this.embedding.column} as embedding
-              ${this.embedding.norm ? `, c.${this.embedding.norm} as norm` : ''}
+    const { rows } = await this.db.query<VectorRow & { version: string }>(
+      `select v.version::text as version, c.collection, c.id, c.document_id, c.text, c.tokens, c.metadata,
+              c.${this.embedding.column} as embedding${this.embedding.norm ? `, c.${this.embedding.norm} as norm` : ''}
          from (select coalesce((select version from ${this.table}_versions where collection = $1), 0) as version) v
          left join ${this.table} c on c.collection = $1`,
       [collection],
     );
     const present = rows.filter((r) => r.id !== null);
-    const d = this.dimensions;
     const kept: KeptCollection = {
       version: rows[0].version,
-      ids: present.map((r) => r.id!),
-      metadata: present.map((r) => r.metadata ?? {}),
+      chunks: present.map((r) => toHit({ ...r, score: 0 }).chunk),
       vectors: new Float32Array(present.length * d),
       norms: new Float64Array(present.length),
+      bytes: 1,
     };
+    kept.bytes = Math.max(
+      1,
+      kept.vectors.byteLength + present.reduce((sum, r) => sum + ROW_BYTES + 2 * r.text.length, 0),
+    );
     // Grown past the budget since it was counted: searched in SQL, and counted again later.
-    if (sizeOf(kept) > budget) {
+    if (kept.bytes > budget) {
       this.tooLarge.set(collection, true);
       return null;
     }
     present.forEach((r, row) => {
-      const values = typeof r.embedding === 'string' ? (JSON.parse(r.embedding) as number[]) : r.embedding!;
+      const values = typeof r.embedding === 'string' ? (JSON.parse(r.embedding) as number[]) : r.embedding;
       kept.vectors.set(values, row * d);
       let norm = r.norm ?? null;
       if (norm === null) {
