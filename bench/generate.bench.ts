@@ -9,7 +9,8 @@
  * the tool step the same `echo` call with the bare MCP SDK client in between. Added = a call's
  * time less the baseline's p50. Run with `npm run bench:generate`; results are recorded in
  * bench/README.md and bench/history.md. BENCH_CALLS (default 200) calls per scenario after
- * BENCH_WARMUP (default 20).
+ * BENCH_WARMUP (default 20). BENCH_CPU_PROFILE=<dir> writes a CPU profile of each scenario's
+ * measured calls (turn-bench-support's startProfile).
  */
 import 'reflect-metadata';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,7 +22,7 @@ import { createLogger } from '../libs/observability/src';
 import { freePort, killProcess, startEverythingHttp } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
-import { benchConfig, createBenchDatabase, percentiles, startSimulatorProcess } from './turn-bench-support';
+import { benchConfig, createBenchDatabase, percentiles, startProfile, startSimulatorProcess } from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
@@ -86,7 +87,9 @@ async function main(): Promise<void> {
       };
       await drive(s.concurrency, WARMUP, generate);
       const first = await sim.requestCount();
+      const stopProfile = startProfile(`generate-${s.kind}-${s.concurrency}`);
       const times = await drive(s.concurrency, CALLS, generate);
+      await stopProfile();
       // One call's model requests as Parley sent them, from the middle of the run.
       const perCall = s.kind === 'plain' ? 1 : 2;
       const sent = await sim.requestsFrom(first);

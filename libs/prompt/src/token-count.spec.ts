@@ -64,6 +64,23 @@ describe('token counting', () => {
     );
   });
 
+  it('counts each set of tool definitions as sent, per encoding, however often it comes again', () => {
+    const hi = [{ role: 'user', content: 'hi' }];
+    const small = [{ name: 'f', description: 'does f', parameters: { type: 'object' } }];
+    const large = [...small, { name: 'g', description: 'does g with many more words than f', parameters: {} }];
+    for (let round = 0; round < 2; round++) {
+      for (const [tools, model] of [
+        [small, 'gpt-4o'],
+        [large, 'gpt-4o'],
+        [large, 'gpt-4'],
+      ] as const) {
+        expect(countPromptTokens(hi, tools, model)).toBe(
+          countPromptTokens(hi, [], model) + countTokens(JSON.stringify(tools), model),
+        );
+      }
+    }
+  });
+
   it('counts with a real tokenizer, not by characters', () => {
     expect(countTokens('hello world', 'gpt-4o')).toBe(2);
     expect(countTokens('', 'gpt-4o')).toBe(0);

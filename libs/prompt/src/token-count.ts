@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import {
   getEncoding,
   getEncodingNameForModel,
@@ -125,12 +126,34 @@ export function countToolCallTokens(
   return calls.reduce((sum, c) => sum + countTokens(c.name, modelName) + countTokens(c.arguments, modelName), 0);
 }
 
+/**
+ * Token counts of tool definitions as sent, per encoding: an action offers the same tools on
+ * every call (an MCP server's dozen schemas are a few thousand characters), so each set is
+ * counted once. At most 500 sets and 16 M characters of them are kept; least recently used go first.
+ */
+const definitionCounts = new LRUCache<string, number>({
+  max: 500,
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (_n, key) => Math.max(1, key.length),
+});
+
+function countDefinitions(tools: readonly unknown[], modelName: string): number {
+  const json = JSON.stringify(tools);
+  const key = `${encodingNameFor(modelName)}\u0000${json}`;
+  let n = definitionCounts.get(key);
+  if (n === undefined) {
+    n = countTokens(json, modelName);
+    definitionCounts.set(key, n);
+  }
+  return n;
+}
+
 /** A request's prompt: the messages with their framing, plus the tool definitions sent with them. */
 export function countPromptTokens(
   messages: readonly CountableMessage[],
   tools: readonly unknown[],
   modelName: string,
 ): number {
-  const definitions = tools.length > 0 ? countTokens(JSON.stringify(tools), modelName) : 0;
+  const definitions = tools.length > 0 ? countDefinitions(tools, modelName) : 0;
   return countMessageTokens(messages, modelName) + definitions;
 }
