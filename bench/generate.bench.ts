@@ -22,7 +22,13 @@ import { createLogger } from '../libs/observability/src';
 import { freePort, killProcess, startEverythingHttp } from '../libs/testing/src';
 import { createHttpApp } from '../libs/transport/src';
 import { AppModule } from '../apps/server/src/app.module';
-import { benchConfig, createBenchDatabase, percentiles, startProfile, startSimulatorProcess } from './turn-bench-support';
+import {
+  benchConfig,
+  createBenchDatabase,
+  percentiles,
+  startProfile,
+  startSimulatorProcess,
+} from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);

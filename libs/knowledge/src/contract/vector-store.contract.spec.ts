@@ -27,10 +27,7 @@ describeVectorStoreContract('pgvector on the embedded PGlite, small collections 
 );
 
 describeVectorStoreContract('pgvector on the embedded PGlite, small collections ranked in process', () =>
-  embedded(
-    (pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000, cacheMb: 16 }),
-    true,
-  ),
+  embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000, cacheMb: 16 }), true),
 );
 
 describeVectorStoreContract('exact scan on the embedded PGlite', () =>
