@@ -1,7 +1,7 @@
 import { createTestDatabase, startEmbeddedPostgresForTest } from '@parley/testing';
 import { Pool } from 'pg';
 import { CONTRACT_DIMENSIONS, bruteForce, randomVector, seeded } from './contract/vector-store.contract';
-import { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
+import { EXACT_TABLE, ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
 import { PgvectorVectorStore } from './pgvector/pgvector.vector-store';
 import type { Chunk, MetadataValue, Queryable, VectorStore } from './vector-store.port';
 
@@ -31,6 +31,9 @@ const chunkOf = (collection: string, i: number, embedding: number[]): Chunk => (
 });
 
 const ids = (hits: { chunk: { id: string } }[]) => hits.map((h) => h.chunk.id);
+
+/** The chunk table a store writes. */
+const tableOf = (store: VectorStore) => (store instanceof PgvectorVectorStore ? store.table : EXACT_TABLE);
 
 type Make = (db: Queryable, cacheMb: number) => VectorStore;
 
@@ -97,6 +100,19 @@ function describeKeptVectors(
 
       await writer.deleteCollection(collection);
       expect(await reader.search({ collection, vector, topK: 3 })).toEqual([]);
+    });
+
+    it('sees a TRUNCATE of the table, even of a collection written before the table had versions', async () => {
+      const reader = make(dbs[0], 16);
+      const collection = `old-${Math.floor(next() * 1e9)}`;
+      const chunks = Array.from({ length: 20 }, (_, i) => chunkOf(collection, i, randomVector(next)));
+      await make(dbs[1], 0).upsert(chunks);
+      // As if written before the versions: no row for it.
+      await dbs[1].query(`delete from ${tableOf(reader)}_versions where collection = $1`, [collection]);
+      const vector = randomVector(next);
+      expect(await reader.search({ collection, vector, topK: 2 })).toHaveLength(2);
+      await dbs[1].query(`truncate ${tableOf(reader)}`);
+      expect(await reader.search({ collection, vector, topK: 2 })).toEqual([]);
     });
 
     it('filters on metadata as the SQL search does', async () => {

@@ -5,8 +5,8 @@ import type { MetadataValue, Queryable, SearchHit, SearchQuery } from './vector-
 /**
  * The DDL that versions a chunk table's collections: `<table>_versions` holds a number per
  * collection that every statement writing its chunks moves on (statement triggers, so a writer in
- * any process, and any SQL, moves it). A process that keeps a collection's vectors in memory
- * compares it with the one it read them at.
+ * any process, and any SQL, moves it; a TRUNCATE moves every collection's). A process that keeps
+ * a collection's chunks in memory compares it with the one it read them at.
  */
 export function collectionVersionsDdl(table: string): string[] {
   const versions = `${table}_versions`;
@@ -28,6 +28,14 @@ export function collectionVersionsDdl(table: string): string[] {
     trigger('insert'),
     trigger('update'),
     trigger('delete'),
+    // TRUNCATE fires no delete trigger: it moves every collection's version on.
+    `create or replace function ${bump}_all() returns trigger language plpgsql as $$
+     begin
+       update ${versions} set version = nextval('${versions}_seq');
+       return null;
+     end $$`,
+    `create or replace trigger ${table}_truncate_version after truncate on ${table}
+       for each statement execute function ${bump}_all()`,
   ];
 }
 
@@ -163,6 +171,12 @@ export class CollectionVectors {
       this.tooLarge.set(collection, true);
       return null;
     }
+    // A collection written before its table had versions gets one, so a TRUNCATE moves it too.
+    await this.db.query(
+      `insert into ${this.table}_versions (collection, version) values ($1, nextval('${this.table}_versions_seq'))
+         on conflict (collection) do nothing`,
+      [collection],
+    );
     const { rows } = await this.db.query<VectorRow & { version: string }>(
       `select v.version::text as version, c.collection, c.id, c.document_id, c.text, c.tokens, c.metadata,
               c.${this.embedding.column} as embedding${this.embedding.norm ? `, c.${this.embedding.norm} as norm` : ''}
