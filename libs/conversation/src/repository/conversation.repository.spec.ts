@@ -33,6 +33,8 @@ describe('ConversationRepository', () => {
   let store: PostgresEventStore;
   /** Every readStream call: how many events it returned, and from which revision it read. */
   let reads: { fromRevision?: bigint; events: number }[];
+  /** readStream calls, those that found no stream included. */
+  let asked = 0;
 
   const repository = (cacheMb = 16, signals = new ConversationSignals(), schemas?: EventSchemas) =>
     new ConversationRepository(store, signals, loadConfig({ CONVERSATION_CACHE_MB: String(cacheMb) }), schemas);
@@ -43,6 +45,7 @@ describe('ConversationRepository', () => {
     store = new PostgresEventStore(pool, { maxEventBytes: 1 << 20, pollMs: 50 });
     const readStream = store.readStream.bind(store);
     store.readStream = async (streamId: string, options?: ReadStreamOptions) => {
+      asked++;
       const events = await readStream(streamId, options);
       reads.push({ fromRevision: options?.fromRevision, events: events.length });
       return events;
@@ -54,6 +57,32 @@ describe('ConversationRepository', () => {
   afterAll(async () => {
     await pool.end();
     await db.drop();
+  });
+
+  it('writes a conversation whose id it made up without reading its stream first', async () => {
+    const id = randomUUID();
+    const repo = repository();
+    repo.madeUp(id);
+    const before = asked;
+    const loaded = await repo.loadForWrite(id);
+    expect(loaded).toEqual({ state: expect.objectContaining({ status: 'none' }), revision: null, fresh: false });
+    const appended = await repo.append(id, loaded, [started(id)], meta);
+    expect(asked).toBe(before);
+    // From its first append on, the id is an ordinary conversation.
+    expect(await repo.loadForWrite(id)).toEqual({ state: appended.state, revision: appended.revision, fresh: false });
+    expect(asked).toBe(before);
+  });
+
+  it('refuses the append of a made-up id that exists after all, rather than writing over it', async () => {
+    const id = randomUUID();
+    const theirs = repository();
+    await theirs.append(id, await theirs.load(id), [started(id)], meta);
+    const mine = repository();
+    mine.madeUp(id);
+    await expect(mine.append(id, await mine.loadForWrite(id), [started(id)], meta)).rejects.toBeInstanceOf(
+      WrongExpectedVersion,
+    );
+    expect((await mine.load(id)).revision).toBe(0n);
   });
 
   it('after its own append, a load reads only the events after the kept revision', async () => {

@@ -59,6 +59,11 @@ type Folded = LoadedConversation & { revision: bigint };
 
 /** At most this many states are kept, however small. */
 const MAX_KEPT = 50_000;
+
+/** Made-up ids remembered at most, and for how long (a command runs its first append within it). */
+const MAX_MADE_UP = 10_000;
+const MADE_UP_TTL_MS = 60_000;
+
 const snapshotChars = new WeakMap<object, number>();
 
 /**
@@ -94,6 +99,8 @@ export function approximateBytes(state: ConversationState): number {
 @Injectable()
 export class ConversationRepository {
   private readonly folded: LRUCache<string, Folded> | null;
+  /** Ids this process has just made up for new conversations (`madeUp`), until their first append. */
+  private readonly madeUpIds = new LRUCache<string, true>({ max: MAX_MADE_UP, ttl: MADE_UP_TTL_MS });
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -121,6 +128,8 @@ export class ConversationRepository {
   async loadForWrite(conversationId: string, atLeast?: bigint): Promise<LoadedConversation & { fresh: boolean }> {
     const kept = this.folded?.get(conversationId);
     if (kept && (atLeast === undefined || kept.revision >= atLeast)) return { ...kept, fresh: false };
+    if (!kept && atLeast === undefined && this.madeUpIds.has(conversationId))
+      return { state: initialState(), revision: null, fresh: false };
     return { ...(await this.load(conversationId)), fresh: true };
   }
 
@@ -180,6 +189,15 @@ export class ConversationRepository {
     return { state, revision: last.revision, position: last.position };
   }
 
+  /**
+   * Says that this process has just made `conversationId` up (a new UUIDv7): until its first
+   * append, `loadForWrite` answers that no such stream exists without asking the store. Were it
+   * wrong, the append expecting no stream would fail and the command retry on a fresh load.
+   */
+  madeUp(conversationId: string): void {
+    this.madeUpIds.set(conversationId, true);
+  }
+
   /** Drops the state kept for a conversation (an erased one's content must not stay in memory). */
   forget(conversationId: string): void {
     this.folded?.delete(conversationId);
@@ -221,6 +239,7 @@ export class ConversationRepository {
       })),
       { expected: loaded.revision === null ? 'no_stream' : loaded.revision },
     );
+    this.madeUpIds.delete(conversationId);
     let state = loaded.state;
     for (const e of envelopes) state = evolve(state, e);
     const appended = { state, revision: result.nextRevision, position: result.position };

@@ -156,6 +156,7 @@ export class GenerateHandler {
         : undefined;
 
     const conversationId = uuidv7();
+    this.repository.madeUp(conversationId);
     const own = { ...ctx, idempotencyKey: undefined };
     // One append starts the conversation, records its history and starts the turn.
     const body = { type: 'StartConversation' as const, content: last };

@@ -8,6 +8,7 @@ import { code } from '../../api/input-fields';
 import type { OperationContext } from '../../api/operation';
 import type { CommandReply } from '../../api/replies';
 import { CommandRunner } from '../command-runner';
+import { ConversationRepository } from '../../repository/conversation.repository';
 import { SNAPSHOT_SOURCE, type SnapshotSource } from '../snapshot-source';
 import { commandReplyOf } from '../turn-reply';
 
@@ -38,13 +39,21 @@ export class StartConversationHandler {
     @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(SNAPSHOT_SOURCE) private readonly snapshots: SnapshotSource,
     @Inject(CONFIG) private readonly config: Config,
+    @Inject(ConversationRepository) private readonly repository: ConversationRepository,
   ) {}
+
+  /** A new id, which the repository then knows has no stream yet (no read before the first append). */
+  private madeUp(): string {
+    const id = uuidv7();
+    this.repository.madeUp(id);
+    return id;
+  }
 
   async execute(input: z.output<typeof startConversationInput>, ctx: OperationContext): Promise<CommandReply> {
     this.checkMetadataSize(input.metadata);
     const conversationId =
       input.conversationId ??
-      (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : uuidv7());
+      (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : this.madeUp());
     requireRoles(ctx.caller, ['client', 'admin']);
     const resolved = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
     const snapshot = input.autoConfirm ? { ...resolved, autoConfirm: true as const } : resolved;
