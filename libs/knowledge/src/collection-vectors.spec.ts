@@ -148,21 +148,23 @@ function describeKeptVectors(
   });
 }
 
+/** Two pools on one database, standing for two processes; `close` ends them, then the database. */
+function twoProcesses(url: string, max: number, drop: () => Promise<void>) {
+  const pools: [Pool, Pool] = [new Pool({ connectionString: url, max }), new Pool({ connectionString: url, max })];
+  return {
+    dbs: pools,
+    close: async () => {
+      await Promise.all(pools.map((p) => p.end()));
+      await drop();
+    },
+  };
+}
+
 describeKeptVectors(
   'exact scan on PostgreSQL',
   async () => {
     const database = await createTestDatabase('vector_kept');
-    const pools: [Pool, Pool] = [
-      new Pool({ connectionString: database.url, max: 2 }),
-      new Pool({ connectionString: database.url, max: 2 }),
-    ];
-    return {
-      dbs: pools,
-      close: async () => {
-        await Promise.all(pools.map((p) => p.end()));
-        await database.drop();
-      },
-    };
+    return twoProcesses(database.url, 2, () => database.drop());
   },
   (db, cacheMb) => new ExactScanVectorStore(db, CONTRACT_DIMENSIONS, cacheMb),
 );
@@ -171,17 +173,7 @@ describeKeptVectors(
   'pgvector on the embedded PGlite, below VECTOR_EXACT_BELOW',
   async () => {
     const pg = await startEmbeddedPostgresForTest();
-    const pools: [Pool, Pool] = [
-      new Pool({ connectionString: pg.url, max: 1 }),
-      new Pool({ connectionString: pg.url, max: 1 }),
-    ];
-    return {
-      dbs: pools,
-      close: async () => {
-        await Promise.all(pools.map((p) => p.end()));
-        await pg.stop();
-      },
-    };
+    return twoProcesses(pg.url, 1, () => pg.stop());
   },
   (db, cacheMb) => new PgvectorVectorStore(db, CONTRACT_DIMENSIONS, { exactBelow: 1_000_000, cacheMb }),
 );

@@ -94,11 +94,6 @@ export class CollectionVectors {
         : null;
   }
 
-  /** Drops what is kept of a collection this process just wrote (its version moved on anyway). */
-  forget(collection: string): void {
-    this.kept?.delete(collection);
-  }
-
   /** The hits, best first (ties by id); null where nothing may be kept (no budget, too large). */
   async search(query: SearchQuery): Promise<SearchHit[] | null> {
     if (!this.kept) return null;

@@ -55,21 +55,17 @@ export class ExactScanVectorStore implements VectorStore {
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
-    for (const collection of new Set(chunks.map((c) => c.collection))) this.vectors.forget(collection);
   }
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
-    this.vectors.forget(collection);
     return this.rows.deleteDocument(collection, documentId);
   }
 
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
-    this.vectors.forget(collection);
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
   deleteCollection(collection: string): Promise<number> {
-    this.vectors.forget(collection);
     return this.rows.deleteCollection(collection);
   }
 

@@ -185,10 +185,7 @@ export class PgvectorVectorStore implements VectorStore {
   async upsert(chunks: readonly Chunk[]): Promise<void> {
     assertChunks(chunks, this.dimensions);
     await this.rows.upsert(chunks);
-    for (const collection of new Set(chunks.map((c) => c.collection))) {
-      this.sizes.delete(collection);
-      this.vectors.forget(collection);
-    }
+    for (const c of chunks) this.sizes.delete(c.collection);
     await this.indexWhenLarge();
     this.writtenSinceAnalyze += chunks.length;
     if (this.writtenSinceAnalyze >= Math.max(ANALYZE_AFTER_ROWS, this.analyzedRows / 10)) await this.analyze();
@@ -214,19 +211,16 @@ export class PgvectorVectorStore implements VectorStore {
 
   deleteDocument(collection: string, documentId: string): Promise<number> {
     this.sizes.delete(collection);
-    this.vectors.forget(collection);
     return this.rows.deleteDocument(collection, documentId);
   }
 
   pruneDocument(collection: string, documentId: string, keepIds: readonly string[]): Promise<number> {
     this.sizes.delete(collection);
-    this.vectors.forget(collection);
     return this.rows.pruneDocument(collection, documentId, keepIds);
   }
 
   deleteCollection(collection: string): Promise<number> {
     this.sizes.delete(collection);
-    this.vectors.forget(collection);
     return this.rows.deleteCollection(collection);
   }
 
