@@ -28,13 +28,26 @@ function uniqueName(label: string): string {
   return `parley_${safe}_${randomBytes(4).toString('hex')}`;
 }
 
+/**
+ * Drops `name` once its connections are gone, forcing them out only after two seconds. A pool's
+ * `end()` resolves before its backends have read the goodbye; forcing at once would send those
+ * still-closing clients a FATAL that their pool, no longer listening, throws as unhandled.
+ */
+async function dropDatabase(admin: Client, name: string): Promise<void> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const { rows } = await admin.query<{ n: number }>(
+      'select count(*)::int as n from pg_stat_activity where datname = $1',
+      [name],
+    );
+    if (rows[0].n === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await admin.query(`drop database if exists "${name}" with (force)`);
+}
+
 /** The test database `name` on the test server, dropped (connections and all) by `drop`. */
 function testDatabase(name: string): TestDatabase {
-  return {
-    name,
-    url: databaseUrl(name),
-    drop: () => withAdmin(async (c) => void (await c.query(`drop database if exists "${name}" with (force)`))),
-  };
+  return { name, url: databaseUrl(name), drop: () => withAdmin((c) => dropDatabase(c, name)) };
 }
 
 /**
@@ -76,7 +89,7 @@ export async function createScratchDatabase(label: string, adminUrl = TEST_ADMIN
   await admin.query(`create database "${name}"`);
   const url = databaseUrl(name, adminUrl);
   const drop = async () => {
-    await admin.query(`drop database if exists "${name}" with (force)`);
+    await dropDatabase(admin, name);
     await admin.end();
   };
   await runMigrations(url).catch(async (err: unknown) => {
