@@ -10,7 +10,10 @@
  * time less the baseline's p50. Run with `npm run bench:generate`; results are recorded in
  * bench/README.md and bench/history.md. BENCH_CALLS (default 200) calls per scenario after
  * BENCH_WARMUP (default 20). BENCH_CPU_PROFILE=<dir> writes a CPU profile of each scenario's
- * measured calls (turn-bench-support's startProfile).
+ * measured calls (turn-bench-support's startProfile). BENCH_ONLY=02 runs some scenarios (their indexes in SCENARIOS_ALL);
+ * BENCH_STEPS=1 prints, for each scenario of
+ * one caller, each step of a call (SQL statements, Redis commands, model requests) with its p50
+ * and p95; BENCH_TIMELINE=1 the timelines of the calls nearest the median.
  */
 import 'reflect-metadata';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -25,20 +28,25 @@ import { AppModule } from '../apps/server/src/app.module';
 import {
   benchConfig,
   createBenchDatabase,
+  clearTimelines,
   percentiles,
   startProfile,
   startSimulatorProcess,
+  stepTable,
+  traceRequests,
+  turnTimelines,
 } from './turn-bench-support';
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
-const SCENARIOS = [
+const SCENARIOS_ALL = [
   { kind: 'plain', concurrency: 1, content: 'Hello there, how are you today?' },
   { kind: 'one MCP tool step', concurrency: 1, content: 'echo this, please' },
   { kind: 'plain', concurrency: 50, content: 'Hello there, how are you today?' },
   { kind: 'one MCP tool step', concurrency: 50, content: 'echo this, please' },
 ] as const;
+const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '0123').includes(String(i)));
 
 /** Runs `call` from `concurrency` loops until `count` calls are done; each call's time in ms. */
 async function drive(concurrency: number, count: number, call: () => Promise<void>): Promise<number[]> {
@@ -74,6 +82,11 @@ async function main(): Promise<void> {
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   const mcp = new Client({ name: 'bench', version: '1.0.0' });
   try {
+    traceRequests(
+      app.getHttpAdapter().getInstance(),
+      (request) => request.method === 'POST' && request.url === '/internal/llm/generate',
+      () => undefined,
+    );
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/internal/llm/generate`;
     const { key } = await app.get(ApiKeysService).create({ subject: 'svc-bench', roles: ['client'] });
@@ -93,9 +106,17 @@ async function main(): Promise<void> {
       };
       await drive(s.concurrency, WARMUP, generate);
       const first = await sim.requestCount();
+      clearTimelines();
       const stopProfile = startProfile(`generate-${s.kind}-${s.concurrency}`);
       const times = await drive(s.concurrency, CALLS, generate);
       await stopProfile();
+      if (s.concurrency === 1 && process.env.BENCH_STEPS)
+        process.stdout.write(`Steps of a call, ${s.kind}, ms (the server's marks):\n${stepTable(false)}\n\n`);
+      else if (s.concurrency === 1 && process.env.BENCH_TIMELINE)
+        process.stdout.write(
+          `${turnTimelines(Number(process.env.BENCH_TIMELINE_N ?? 3), Number(process.env.BENCH_TIMELINE_AT ?? 0.5), false)}\n\n`,
+        );
+      clearTimelines();
       // One call's model requests as Parley sent them, from the middle of the run.
       const perCall = s.kind === 'plain' ? 1 : 2;
       const sent = await sim.requestsFrom(first);

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -114,6 +115,45 @@ export function enterTurnScope(receivedAt: number): TurnScope {
   turnScope.enterWith(scope);
   return scope;
 }
+/**
+ * Traces the requests `traced` picks on a Fastify server: the receipt marks `http>`, the turn scope
+ * is entered once the body is read (its stream events run outside the request's async context),
+ * the reply's write marks `http send`, and `served` hears of each request's time as the server saw
+ * it (Fastify's elapsedTime) with its scope, which then ends.
+ */
+export function traceRequests(
+  server: FastifyInstance,
+  traced: (request: { method: string; url: string }) => boolean,
+  served: (elapsedMs: number, scope: TurnScope | undefined) => void,
+): void {
+  const scopes = new WeakMap<object, TurnScope>();
+  const receivedAt = new WeakMap<object, number>();
+  server
+    .addHook('onRequest', (request, _reply, done) => {
+      if (traced(request)) {
+        receivedAt.set(request, performance.now());
+        mark('http>', null);
+      }
+      done();
+    })
+    .addHook('preHandler', (request, _reply, done) => {
+      if (traced(request)) scopes.set(request, enterTurnScope(receivedAt.get(request)!));
+      done();
+    })
+    .addHook('onSend', (request, _reply, _payload, done) => {
+      if (traced(request)) mark('http send', scopes.get(request));
+      done();
+    })
+    .addHook('onResponse', (request, reply, done) => {
+      if (traced(request)) {
+        const scope = scopes.get(request);
+        served(reply.elapsedTime, scope);
+        endTurnScope(scope);
+      }
+      done();
+    });
+}
+
 /**
  * Each model request of a turn: the simulator names its response with `x-request-id`, and the
  * server waits on it from the request's creation to its last byte (undici's diagnostics channel).

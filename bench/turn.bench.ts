@@ -34,15 +34,13 @@ import {
   clearTimelines,
   countStatements,
   createBenchDatabase,
-  endTurnScope,
-  enterTurnScope,
-  mark,
   turnTimelines,
   percentiles,
   startProfile,
   startClientProcess,
   startSimulatorProcess,
   stepTable,
+  traceRequests,
 } from './turn-bench-support';
 import { postgresCpu } from './process-cpu';
 import { measureStreamStorage, printChunkColumns, printStreamStorage, printTurnEvents } from './stream-storage';
@@ -95,40 +93,14 @@ async function main(): Promise<void> {
   const served: number[] = [];
   const modelRequests: string[][] = [];
   const modelWaits: number[] = [];
-  const scopes = new WeakMap<object, ReturnType<typeof enterTurnScope>>();
-  const receivedAt = new WeakMap<object, number>();
   const turnRequest = (request: { method: string; url: string }) =>
     request.method === 'POST' && request.url.endsWith('/messages');
   const instrument = (instance: typeof app) =>
-    instance
-      .getHttpAdapter()
-      .getInstance()
-      .addHook('onRequest', (request, _reply, done) => {
-        if (turnRequest(request)) {
-          receivedAt.set(request, performance.now());
-          mark('http>', null);
-        }
-        done();
-      })
-      // After the body is read (its stream events run outside the request's async context).
-      .addHook('preHandler', (request, _reply, done) => {
-        if (turnRequest(request)) scopes.set(request, enterTurnScope(receivedAt.get(request)!));
-        done();
-      })
-      .addHook('onSend', (request, _reply, _payload, done) => {
-        if (turnRequest(request)) mark('http send', scopes.get(request));
-        done();
-      })
-      .addHook('onResponse', (request, reply, done) => {
-        if (turnRequest(request)) {
-          served.push(reply.elapsedTime);
-          const scope = scopes.get(request);
-          modelRequests.push(scope?.ids ?? []);
-          modelWaits.push(scope?.modelMs ?? Number.NaN);
-          endTurnScope(scope);
-        }
-        done();
-      });
+    traceRequests(instance.getHttpAdapter().getInstance(), turnRequest, (elapsed, scope) => {
+      served.push(elapsed);
+      modelRequests.push(scope?.ids ?? []);
+      modelWaits.push(scope?.modelMs ?? Number.NaN);
+    });
   instrument(app);
   try {
     await app.listen(0, '127.0.0.1');

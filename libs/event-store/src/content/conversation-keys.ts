@@ -54,17 +54,8 @@ export class ConversationKeys {
     const cached = this.cached(conversationId);
     // A conversation known to have no key gets one when it is to be created.
     if (cached && !(cached.kind === 'none' && create && this.canCreate)) return cached;
-    let row = (await this.rows([conversationId]))[0];
-    if (!row && create && this.canCreate) {
-      const key = randomBytes(32);
-      const wrapped = this.cipher.encrypt(key.toString('base64'), bindingOf(conversationId));
-      await this.pool.query(
-        `insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)
-         on conflict (conversation_id) do nothing`,
-        [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
-      );
-      row = (await this.rows([conversationId]))[0];
-    }
+    const row =
+      create && this.canCreate ? await this.created(conversationId, owner) : (await this.rows([conversationId]))[0];
     return row ? this.remember(row) : this.rememberNone(conversationId);
   }
 
@@ -163,6 +154,27 @@ export class ConversationKeys {
   /** Forgets every cached key (tests, and a process that wants erasures elsewhere seen at once). */
   clearCache(): void {
     this.cache.clear();
+  }
+
+  /**
+   * The conversation's row, made with a new key if it has none, in one statement: the insert's
+   * row, or else the row that was there. A row that another process committed while the insert
+   * waited on it is not in the statement's snapshot; it is read again then.
+   */
+  private async created(conversationId: string, owner: string | null): Promise<KeyRow | undefined> {
+    const wrapped = this.cipher.encrypt(randomBytes(32).toString('base64'), bindingOf(conversationId));
+    const { rows } = await this.pool.query<KeyRow>(
+      `with made as (
+         insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)
+         on conflict (conversation_id) do nothing
+         returning conversation_id, key_id, wrapped_key, erased_at)
+       select * from made
+       union all
+       select conversation_id, key_id, wrapped_key, erased_at from conversation_keys
+        where conversation_id = $1 and not exists (select 1 from made)`,
+      [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
+    );
+    return rows[0] ?? (await this.rows([conversationId]))[0];
   }
 
   private async rows(all: readonly string[]): Promise<KeyRow[]> {

@@ -174,6 +174,34 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     expect((await reader.readStream(streamId)).map((e) => e.data)).toEqual(turn().map((e) => e.data));
   });
 
+  it('gives a new conversation one key in one statement, the same key to processes that start it at once', async () => {
+    const queries = jest.spyOn(pool, 'query');
+    try {
+      const id = randomUUID();
+      const first = new ConversationKeys(pool, new SecretCipher(OLD_KEY));
+      const made = await first.stateOf(id, true, 'svc-a');
+      expect(queries).toHaveBeenCalledTimes(1);
+      expect(made.kind).toBe('key');
+      // Eight processes (key caches of their own) race for another conversation: one row, one key.
+      const raced = randomUUID();
+      const states = await Promise.all(
+        Array.from({ length: 8 }, () => new ConversationKeys(pool, new SecretCipher(OLD_KEY)).stateOf(raced, true)),
+      );
+      const keys = states.map((s) => (s.kind === 'key' ? s.key.export().toString('hex') : s.kind));
+      expect(new Set(keys).size).toBe(1);
+      expect(keys[0]).toMatch(/^[0-9a-f]{64}$/);
+      const { rows } = await pool.query('select count(*)::int as n from conversation_keys where conversation_id = $1', [
+        raced,
+      ]);
+      expect(rows[0].n).toBe(1);
+      // An existing row is kept as it is: an erased conversation gets no new key.
+      await first.erase(id, 'auditor');
+      expect((await new ConversationKeys(pool, new SecretCipher(OLD_KEY)).stateOf(id, true)).kind).toBe('erased');
+    } finally {
+      queries.mockRestore();
+    }
+  });
+
   it('leaves other categories alone', async () => {
     const streamId = `catalog-${randomUUID()}`;
     await sealing(OLD_KEY).append(streamId, [event('MessageRecorded', { content: 'SECRET-not-a-conversation' })]);
