@@ -78,6 +78,8 @@ async function main(): Promise<void> {
     LLM_RUNTIME_URL: sim.url,
     DEFAULT_MODEL_NAME: 'sim-chat',
     MCP_PROXY_URL: mcpUrl,
+    // The read models on a thread of their own, to compare (unset: the default, off).
+    PROJECTOR_THREAD: process.env.PROJECTOR_THREAD,
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
   const mcp = new Client({ name: 'bench', version: '1.0.0' });

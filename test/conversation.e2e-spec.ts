@@ -57,6 +57,26 @@ describe('a conversation end to end over HTTP (simulator as the model)', () => {
     });
     expect(request.body?.messages.at(-1)).toEqual({ role: 'user', content: 'hello' });
   });
+
+  it('takes minPosition on every query: the read models wait for it, the catalog and the raw stream read at once', async () => {
+    parley.simulator.script([{ when: { lastUserMessage: /ping/ }, reply: { text: 'pong' } }]);
+    const id = await start();
+    const sent = await parley.call('POST', `/api/v1/conversations/${id}/messages`, { content: 'ping' });
+    const at = `minPosition=${sent.body.position}`;
+    const found = await parley.call('GET', `/api/v1/conversations/${id}?${at}`);
+    expect(found.body).toMatchObject({ llmProcessStatus: 'CO' });
+    for (const path of [
+      `/api/v1/actions?${at}`,
+      `/api/v1/actions/CHAT?${at}`,
+      `/api/v1/agents/HELPDESK?${at}`,
+      `/api/v1/conversations/${id}/events?${at}&limit=2`,
+      `/api/v1/conversations/${id}/state?${at}`,
+      `/api/v1/events?${at}&limit=1`,
+    ])
+      expect([path, (await parley.call('GET', path)).status]).toEqual([path, 200]);
+    const malformed = await parley.call('GET', '/api/v1/actions/CHAT?minPosition=yesterday');
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+  });
 });
 
 describe('tools, questions and approvals in a turn', () => {

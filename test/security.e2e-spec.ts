@@ -171,7 +171,7 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
       }
     });
 
-    it('refuses a start whose metadata is over METADATA_MAX_BYTES with VALIDATION_FAILED, over HTTP and NATS, and records nothing', async () => {
+    it('refuses a start whose metadata is over METADATA_MAX_BYTES with PAYLOAD_TOO_LARGE, over HTTP and NATS, and records nothing', async () => {
       const limit = parley.config.eventStore.maxMetadataBytes;
       const metadataOf = (bytes: number) => ({ note: 'x'.repeat(bytes - '{"note":""}'.length) });
       const store = parley.app.get<EventStore>(EVENT_STORE);
@@ -182,10 +182,8 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
         { agentCode: 'HELPDESK', actionCode: 'CHAT', conversationId: tooLarge, metadata: metadataOf(limit + 1) },
         bearer(alice),
       );
-      expect(errorOf(refused)).toEqual([400, 'VALIDATION_FAILED']);
-      expect(refused.body.error.details.problems).toEqual([
-        { path: 'metadata', message: expect.stringContaining(`${limit + 1} bytes`) },
-      ]);
+      expect(errorOf(refused)).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+      expect(refused.body.error.details).toEqual({ field: 'metadata', limit, actual: limit + 1 });
       const overNats = await natsCall(
         nc,
         parley,
@@ -193,7 +191,7 @@ describe('roles and ownership through the assembled app, over HTTP and NATS', ()
         { agentCode: 'HELPDESK', actionCode: 'CHAT', conversationId: tooLarge, metadata: metadataOf(limit + 1) },
         alice,
       );
-      expect(overNats.error.code).toBe('VALIDATION_FAILED');
+      expect(overNats.error.code).toBe('PAYLOAD_TOO_LARGE');
       await expect(store.readStream(streamIdOf(tooLarge))).rejects.toMatchObject({ name: 'StreamNotFound' });
 
       const atLimit = await parley.call(

@@ -290,30 +290,41 @@ export interface CommandReplies {
 /** Each query's input: the path's fields and the query string by name (the NATS payload). */
 export interface QueryInputs {
   /** Every action */
-  getAllActions: Record<string, never>;
+  getAllActions: {
+    minPosition?: string;
+  };
   /** The actions the caller may start a conversation on (their model and provider usable by it) */
-  getAvailableActions: Record<string, never>;
+  getAvailableActions: {
+    minPosition?: string;
+  };
   /** Active models of a type (default inference) on active providers the caller may use (seed 001) */
   getAvailableModels: {
     modelType?: 'inference' | 'embedding' | 'rerank';
+    minPosition?: string;
   };
   /** Active providers the caller may use: owned, instance-wide or shared with it */
-  getAvailableProviders: Record<string, never>;
+  getAvailableProviders: {
+    minPosition?: string;
+  };
   /** An action by its code */
   findActionByCode: {
     code: string;
+    minPosition?: string;
   };
   /** An agent by its code */
   findAgentByCode: {
     code: string;
+    minPosition?: string;
   };
   /** A tool by its code */
   findToolByCode: {
     code: string;
+    minPosition?: string;
   };
   /** An MCP client by its name */
   findMcpClientByName: {
     name: string;
+    minPosition?: string;
   };
   /** Conversations by status, agent, action, subject, text and time, cursor-paged */
   listConversations: {
@@ -388,30 +399,36 @@ export interface QueryInputs {
     q?: string;
     limit?: number;
     cursor?: string;
+    minPosition?: string;
   };
   /** One long-term memory of the caller */
   getMemory: {
     memoryId: string;
+    minPosition?: string;
   };
   /** The raw event stream with metadata */
   getEvents: {
     conversationId: string;
     fromRevision?: number;
     limit?: number;
+    minPosition?: string;
   };
   /** The folded state at a revision */
   getState: {
     conversationId: string;
     atRevision?: number;
+    minPosition?: string;
   };
   /** Re-check the stream's hash chain */
   verifyConversation: {
     conversationId: string;
+    minPosition?: string;
   };
   /** The global event feed */
   getGlobalFeed: {
     fromPosition?: string;
     limit?: number;
+    minPosition?: string;
   };
 }
 

@@ -229,7 +229,7 @@ export const envSchema = z.object({
   ),
 
   METADATA_MAX_BYTES: int(16_384, 2).describe(
-    'Largest `metadata` of a new conversation, as JSON; a larger one is refused with `VALIDATION_FAILED`.',
+    'Largest `metadata` of a new conversation, as JSON; a larger one is refused with 413 `PAYLOAD_TOO_LARGE`.',
   ),
   EVENT_MAX_BYTES: int(2 * 1_048_576, 1024).describe(
     'Largest event (its data and metadata as JSON); an append with a larger one is refused and writes nothing.',

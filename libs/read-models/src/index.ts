@@ -21,5 +21,6 @@ export {
   stateQuery,
   verifyQuery,
   feedQuery,
+  eventPosition,
 } from './queries/query-schemas';
 export { registerReadCommands } from './cli/read.commands';

@@ -54,8 +54,11 @@ export class ConversationKeys {
     const cached = this.cached(conversationId);
     // A conversation known to have no key gets one when it is to be created.
     if (cached && !(cached.kind === 'none' && create && this.canCreate)) return cached;
-    const row =
-      create && this.canCreate ? await this.created(conversationId, owner) : (await this.rows([conversationId]))[0];
+    if (create && this.canCreate) {
+      const { row, key } = await this.created(conversationId, owner);
+      return row ? this.remember(row, key) : this.rememberNone(conversationId);
+    }
+    const row = (await this.rows([conversationId]))[0];
     return row ? this.remember(row) : this.rememberNone(conversationId);
   }
 
@@ -161,8 +164,12 @@ export class ConversationKeys {
    * row, or else the row that was there. A row that another process committed while the insert
    * waited on it is not in the statement's snapshot; it is read again then.
    */
-  private async created(conversationId: string, owner: string | null): Promise<KeyRow | undefined> {
-    const wrapped = this.cipher.encrypt(randomBytes(32).toString('base64'), bindingOf(conversationId));
+  private async created(
+    conversationId: string,
+    owner: string | null,
+  ): Promise<{ row: KeyRow | undefined; key: string | undefined }> {
+    const key = randomBytes(32).toString('base64');
+    const wrapped = this.cipher.encrypt(key, bindingOf(conversationId));
     const { rows } = await this.pool.query<KeyRow>(
       `with made as (
          insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)
@@ -174,7 +181,9 @@ export class ConversationKeys {
         where conversation_id = $1 and not exists (select 1 from made)`,
       [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
     );
-    return rows[0] ?? (await this.rows([conversationId]))[0];
+    const row = rows[0] ?? (await this.rows([conversationId]))[0];
+    // The row made here holds the key just made: no need to unwrap it again.
+    return { row, key: row?.wrapped_key === wrapped.ciphertext ? key : undefined };
   }
 
   private async rows(all: readonly string[]): Promise<KeyRow[]> {
@@ -220,14 +229,15 @@ export class ConversationKeys {
     while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
 
-  private remember(row: KeyRow): KeyState {
+  /** `unwrapped`: the row's key, when this process made it (its base64). */
+  private remember(row: KeyRow, unwrapped?: string): KeyState {
     const state: KeyState =
       row.wrapped_key === null
         ? { kind: 'erased', erasedAt: (row.erased_at ?? new Date()).toISOString() }
         : {
             kind: 'key',
             // A KeyObject: each seal and open uses it as is, without preparing a key from bytes.
-            key: createSecretKey(Buffer.from(this.unwrap(row), 'base64')),
+            key: createSecretKey(Buffer.from(unwrapped ?? this.unwrap(row), 'base64')),
           };
     this.store(row.conversation_id, state);
     return state;

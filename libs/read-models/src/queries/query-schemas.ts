@@ -4,11 +4,11 @@ import { z } from 'zod';
  * Query inputs, validated at the edge by HTTP (path + query string) and NATS (the JSON payload)
  * alike, and turned into OpenAPI. Every conversation query takes `minPosition`.
  */
-const position = z
+export const eventPosition = z
   .string()
   .regex(/^(pg|esdb):\d+:\d+$/, { message: 'expected an event-store position such as pg:<tx>:<position>' });
 const conversationId = z.uuid();
-const minPosition = position.optional();
+const minPosition = eventPosition.optional();
 const code = z.string().trim().min(1).max(64);
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const instant = z.iso.datetime({ offset: true });
@@ -62,7 +62,7 @@ export const eventsQuery = z.strictObject({
 
 export const stateQuery = z.strictObject({ conversationId, atRevision: int(0, Number.MAX_SAFE_INTEGER).optional() });
 export const verifyQuery = z.strictObject({ conversationId });
-export const feedQuery = z.strictObject({ fromPosition: position.optional(), limit: int(1, 1000).default(100) });
+export const feedQuery = z.strictObject({ fromPosition: eventPosition.optional(), limit: int(1, 1000).default(100) });
 
 export type ByConversation = z.output<typeof byConversation>;
 export type ListConversationsQuery = z.output<typeof listConversationsQuery>;

@@ -38,12 +38,11 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof DomainError) {
       const headers: Record<string, string> = {};
-      const retryAfter = exception.details?.retryAfterSeconds;
-      if (
-        (exception.code === 'RATE_LIMITED' || exception.code === 'SERVICE_UNAVAILABLE') &&
-        typeof retryAfter === 'number'
-      )
-        headers['retry-after'] = String(retryAfter);
+      const fallback = RETRY_AFTER_SECONDS[exception.code];
+      if (fallback !== undefined) {
+        const retryAfter = exception.details?.retryAfterSeconds;
+        headers['retry-after'] = String(typeof retryAfter === 'number' ? retryAfter : fallback);
+      }
       return { status: exception.status ?? ERROR_STATUS[exception.code], body: errorBody(exception), headers };
     }
     const status = statusOf(exception);
@@ -56,6 +55,12 @@ export class HttpErrorFilter implements ExceptionFilter {
     return plain(500, 'INTERNAL', 'Something went wrong inside Parley; the error was logged.');
   }
 }
+
+/**
+ * API.md: a 429 and a 503 always say when to come back. The error's `retryAfterSeconds` where its
+ * thrower knows (a rate limit's window, a dependency's retry delay); else these.
+ */
+const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { RATE_LIMITED: 1, SERVICE_UNAVAILABLE: 5 };
 
 function plain(status: number, code: ErrorBody['error']['code'], message: string) {
   return { status, body: { error: { code, message } }, headers: {} };

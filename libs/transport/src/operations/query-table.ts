@@ -18,6 +18,7 @@ import {
   feedQuery,
   listConversationsQuery,
   countConversationsQuery,
+  eventPosition,
   noInput,
   stateQuery,
   UsageQueries,
@@ -90,6 +91,19 @@ type QuerySpec<I extends z.ZodObject, H> = Omit<OperationSpec<I, H>, 'kind' | 't
   segmentNames?: Readonly<Record<string, string>>;
 };
 
+/**
+ * Every query accepts `minPosition` (API.md). The read models' queries wait for the projections
+ * to reach it; the others (the catalog, the raw streams, long-term memories) read what is written
+ * as soon as its write has returned, so they check the position's form and need not wait.
+ */
+const withMinPosition = <I extends z.ZodObject>(input: I): I =>
+  'minPosition' in input.shape
+    ? input
+    : (input.extend({
+        /** Read-your-writes: this query reads current data, so it answers at once. */
+        minPosition: eventPosition.optional(),
+      }) as unknown as I);
+
 /** A query: GET on `path`, its input from the path and the query string; NATS `<prefix>.qry.<name>`. */
 const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, segmentNames, ...spec }: QuerySpec<I, H>): Operation =>
   defineOperation<I, H>({
@@ -97,6 +111,7 @@ const query = <I extends z.ZodObject, H>({ path, nullIsNotFound, segmentNames, .
     tag: 'queries',
     reply: json,
     ...spec,
+    input: withMinPosition(spec.input),
     http: {
       method: 'get',
       path,

@@ -76,9 +76,10 @@ export class StartConversationHandler {
     const limit = this.config.eventStore.maxMetadataBytes;
     const bytes = Buffer.byteLength(JSON.stringify(metadata));
     if (bytes > limit)
-      throw DomainError.validation(
-        [{ path: 'metadata', message: `is ${bytes} bytes as JSON; at most ${limit} are allowed (METADATA_MAX_BYTES)` }],
-        `The conversation's metadata is too large: ${bytes} bytes as JSON, at most ${limit}.`,
+      throw new DomainError(
+        'PAYLOAD_TOO_LARGE',
+        `The conversation's metadata is too large: ${bytes} bytes as JSON, at most ${limit} (METADATA_MAX_BYTES).`,
+        { field: 'metadata', limit, actual: bytes },
       );
   }
 }
