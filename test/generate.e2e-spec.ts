@@ -162,6 +162,35 @@ describe('POST /internal/llm/generate (seed 004), configured by environment alon
     expect(started.body.state).toMatchObject({ status: 'NS', agentCode: 'GENERATE', actionCode: 'GENERATE' });
   });
 
+  it('answers a retry with the same Idempotency-Key from the first call, and refuses the key with another request', async () => {
+    simulator.script([{ reply: { text: 'Once only.', tokens: { prompt: 12, completion: 3 } } }]);
+    const key = { 'idempotency-key': `gen-${Date.now()}` };
+    const request = { mode: 'chat', messages: [{ role: 'user', content: 'say it once' }] };
+    const first = await parley.call('POST', '/internal/llm/generate', request, key);
+    expect(first.status).toBe(200);
+    const revisions = (await eventsOf(first.body.meta.conversation_id)).length;
+    const again = await parley.call('POST', '/internal/llm/generate', request, key);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({
+      answer: 'Once only.',
+      used_tokens: { prompt: 12, completion: 3 },
+      meta: { conversation_id: first.body.meta.conversation_id },
+    });
+    expect(simulator.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(1);
+    expect(await eventsOf(first.body.meta.conversation_id)).toHaveLength(revisions);
+
+    const other = await parley.call(
+      'POST',
+      '/internal/llm/generate',
+      { ...request, messages: [{ role: 'user', content: 'something else' }] },
+      key,
+    );
+    expect([other.status, other.body.error.code]).toEqual([409, 'IDEMPOTENCY_KEY_REUSED']);
+    // Without a key, the same request is a new call.
+    const unkeyed = await generate(request);
+    expect(unkeyed.body.meta.conversation_id).not.toBe(first.body.meta.conversation_id);
+  });
+
   it('sends earlier messages as history, in chat mode', async () => {
     simulator.script([{ reply: { text: 'Third.' } }]);
     const res = await generate({

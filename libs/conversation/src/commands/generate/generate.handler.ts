@@ -5,7 +5,7 @@ import type { ContextRetrieved, HistoryMessage, TranscriptEntry } from '@parley/
 import { runWithContext } from '@parley/observability';
 import { countTokens, fitContext, type ContextChunk } from '@parley/prompt';
 import { LRUCache } from 'lru-cache';
-import { v7 as uuidv7 } from 'uuid';
+import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { OperationContext } from '../../api/operation';
 import { ConversationRepository } from '../../repository/conversation.repository';
@@ -100,6 +100,12 @@ export const generateReply = z.object({
  */
 export const GENERATE_SNAPSHOT_TTL_MS = 5_000;
 
+/**
+ * Namespace for the conversations of generate calls sent with an Idempotency-Key: a retried call
+ * finds the first one's conversation, and is answered from it.
+ */
+const IDEMPOTENT_GENERATE = 'c4a7e2f0-58d1-5b3e-9f26-0d8b61a3e7c5';
+
 /** How much of a tool's result `result_summary` keeps. */
 const SUMMARY_CHARS = 200;
 
@@ -135,6 +141,13 @@ export class GenerateHandler {
     return input.trace_id ? runWithContext({ traceId: input.trace_id }, run) : run();
   }
 
+  /** A new id, which the repository then knows has no stream yet (no read before the first append). */
+  private madeUp(): string {
+    const id = uuidv7();
+    this.repository.madeUp(id);
+    return id;
+  }
+
   private async generate(input: GenerateInput, ctx: OperationContext): Promise<GenerateReply> {
     const startedAt = Date.now();
     const caller = ctx.caller;
@@ -155,12 +168,15 @@ export class GenerateHandler {
         ? contextOf(input, last, snapshot, count, [snapshot.systemPrompt, ...input.messages.map((m) => m.content)])
         : undefined;
 
-    const conversationId = uuidv7();
-    this.repository.madeUp(conversationId);
-    const own = { ...ctx, idempotencyKey: undefined };
+    // With an Idempotency-Key the call's conversation is the key's: the same key and request is
+    // answered from the first call (nothing appended, the model not called again); the same key
+    // with another request is IDEMPOTENCY_KEY_REUSED.
+    const conversationId = ctx.idempotencyKey
+      ? uuidv5(`${caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_GENERATE)
+      : this.madeUp();
     // One append starts the conversation, records its history and starts the turn.
-    const body = { type: 'StartConversation' as const, content: last };
-    const { reply, state } = await this.turn.runFolded(conversationId, own, { wait: true }, body, (meta) => ({
+    const body = { type: 'StartConversation' as const, generate: input };
+    const { reply, state } = await this.turn.runFolded(conversationId, ctx, { wait: true }, body, (meta) => ({
       type: 'StartConversation',
       data: {
         conversationId,
