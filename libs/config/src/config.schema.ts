@@ -297,6 +297,9 @@ export const envSchema = z.object({
   BUDGET_MAX_TOKENS: int(4096, 1).describe(
     '`max_tokens` of a model call that a spend budget applies to and that sets none itself: the call is sent with it, so its worst case is known and reserved (docs/budgets.md).',
   ),
+  BUDGETS_CACHE_MS: int(2_000, 0).describe(
+    'How long a process reuses the list of spend budgets on a subject, agent and action before reading it again. A budget created or deleted through a process applies there at once, in the others within this time; caps and spend are always read in the reservation itself. `0`: read it for every model call.',
+  ),
   ENABLE_JSON_MODE: bool(true).describe(
     'Ask for `json_schema` output when an action has an output schema and its model the `JM` capability.',
   ),

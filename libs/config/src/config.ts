@@ -171,6 +171,8 @@ function toConfig(env: Env) {
       waitPollMs: env.TURN_WAIT_POLL_MS,
       /** max_tokens of a budgeted model call that sets none (docs/budgets.md). */
       budgetMaxTokens: env.BUDGET_MAX_TOKENS,
+      /** How long the budgets that apply to a spender are reused (docs/budgets.md). */
+      budgetsCacheMs: env.BUDGETS_CACHE_MS,
     },
     tools: { httpAllowedHosts: splitList(env.TOOL_HTTP_ALLOWED_HOSTS) },
     /** Where catalog providers and MCP clients may point, and which stdio MCP servers may run. */

@@ -9,6 +9,7 @@ import { CATALOG_LOCK_ID } from '../catalog-tokens';
 import { descriptorForRoute, descriptorOf } from '../model/catalog-descriptors';
 import type { EntityDescriptor } from '../model/descriptor';
 import { entityFor, type Row } from '../model/entity-schemas';
+import { SpendBudgets } from '../budgets/spend-budgets';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { CatalogStore, type CatalogView } from '../store/catalog-store';
 import { BundleRules } from './bundle-rules';
@@ -42,6 +43,7 @@ export class CatalogService {
     @Optional() @Inject(AdvisorRegistry) private readonly advisors: AdvisorRegistry | null = null,
     /** Where KnowledgeModule runs: what a deleted document collection's documents and chunks leave by. */
     @Optional() @Inject(CollectionRemoval) private readonly removal: CollectionRemoval | null = null,
+    @Optional() @Inject(SpendBudgets) private readonly budgets: SpendBudgets | null = null,
   ) {
     this.store = new CatalogStore(cipher);
     this.destinations = config ? new CatalogDestinations(config.catalog) : null;
@@ -224,6 +226,9 @@ export class CatalogService {
       });
     } catch (err) {
       throw translateDatabaseError(err);
+    } finally {
+      // Whatever changed (budgets among it), model calls here see it at once.
+      this.budgets?.forget();
     }
   }
 }

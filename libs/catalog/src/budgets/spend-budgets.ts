@@ -1,5 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { CONFIG, type Config } from '@parley/config';
 import { DomainError } from '@parley/core';
+import { LRUCache } from 'lru-cache';
 import { PG_POOL } from '@parley/platform';
 import type { ClientBase, Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -93,10 +95,37 @@ const BUDGET_COLUMNS = 'code, scope, target, period, cap';
  */
 @Injectable()
 export class SpendBudgets {
-  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+  /**
+   * The budgets that apply to each spender, for BUDGETS_CACHE_MS: a model call then needs no
+   * statement to learn that none apply. Caps and spend are read in `reserve` itself, so a cap
+   * changed is seen at once; a budget created or deleted here is (`forget`), elsewhere within it.
+   */
+  private readonly applyingTo: LRUCache<string, Budget[], Spender> | null;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Optional() @Inject(CONFIG) config: Config | null = null,
+  ) {
+    const ttl = config?.turn.budgetsCacheMs ?? 0;
+    this.applyingTo =
+      ttl > 0
+        ? new LRUCache({ max: 10_000, ttl, fetchMethod: (_key, _stale, { context }) => this.read(context) })
+        : null;
+  }
 
   /** The budgets on this subject, agent or action. */
   async applying(spender: Spender): Promise<Budget[]> {
+    if (!this.applyingTo) return this.read(spender);
+    const key = `${spender.subject}\u0000${spender.agentCode}\u0000${spender.actionCode}`;
+    return (await this.applyingTo.fetch(key, { context: spender }))!;
+  }
+
+  /** Forgets which budgets apply to whom: the catalog's budgets have changed in this process. */
+  forget(): void {
+    this.applyingTo?.clear();
+  }
+
+  private async read(spender: Spender): Promise<Budget[]> {
     const { rows } = await this.pool.query<Budget>(
       `select ${BUDGET_COLUMNS} from cat_budgets
         where (target = $1 and scope = 'subject') or (target = $2 and scope = 'agent') or (target = $3 and scope = 'action')
