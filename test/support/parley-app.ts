@@ -109,11 +109,17 @@ export async function startParley(
     db,
     call,
     close: async () => {
-      await app.close();
-      await simulator.close();
-      await db.drop();
+      await saysIfSlow('app.close()', app.close());
+      await saysIfSlow('simulator.close()', simulator.close());
+      await saysIfSlow('db.drop()', db.drop());
     },
   };
+}
+
+/** Says on stderr which step of a test's teardown is still running after 10 s (a hung hook names itself). */
+function saysIfSlow<T>(step: string, work: Promise<T>): Promise<T> {
+  const timer = setTimeout(() => process.stderr.write(`test Parley: ${step} still running after 10 s\n`), 10_000);
+  return work.finally(() => clearTimeout(timer));
 }
 
 /** A command API beside a running Parley: the same server without the turn worker, on `config`. */
