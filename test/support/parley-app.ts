@@ -109,17 +109,32 @@ export async function startParley(
     db,
     call,
     close: async () => {
-      await saysIfSlow('app.close()', app.close());
+      // A turn still waiting on a model call (a `hang` reply) is drained by the queue's close until
+      // the call's timeout: past 15 s the database goes anyway, and takes the app's connections.
+      await saysIfSlow('app.close()', app.close(), 15_000);
       await saysIfSlow('simulator.close()', simulator.close());
       await saysIfSlow('db.drop()', db.drop());
     },
   };
 }
 
-/** Says on stderr which step of a test's teardown is still running after 10 s (a hung hook names itself). */
-function saysIfSlow<T>(step: string, work: Promise<T>): Promise<T> {
+/**
+ * Says on stderr which step of a test's teardown is still running after 10 s (a hung hook names
+ * itself); with `giveUpMs`, the teardown goes on without it after that long.
+ */
+function saysIfSlow(step: string, work: Promise<unknown>, giveUpMs?: number): Promise<unknown> {
   const timer = setTimeout(() => process.stderr.write(`test Parley: ${step} still running after 10 s\n`), 10_000);
-  return work.finally(() => clearTimeout(timer));
+  const done = work.finally(() => clearTimeout(timer));
+  if (giveUpMs === undefined) return done;
+  done.catch(() => undefined);
+  let giveUp: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    giveUp = setTimeout(() => {
+      process.stderr.write(`test Parley: ${step} gave up on after ${giveUpMs} ms\n`);
+      resolve();
+    }, giveUpMs);
+  });
+  return Promise.race([done, late]).finally(() => clearTimeout(giveUp));
 }
 
 /** A command API beside a running Parley: the same server without the turn worker, on `config`. */
