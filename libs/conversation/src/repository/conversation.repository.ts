@@ -3,7 +3,7 @@ import { CONFIG, type Config } from '@parley/config';
 import { stripUndefined } from '@parley/core';
 import { EVENT_STORE, type EventStore, type RecordedEvent, StreamNotFound } from '@parley/event-store';
 import { LRUCache } from 'lru-cache';
-import { v7 as uuidv7 } from 'uuid';
+import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { type ConversationEvent, streamIdOf } from '@parley/domain';
 import { evolve } from '@parley/domain';
 import { type ConversationState, initialState } from '@parley/domain';
@@ -196,6 +196,18 @@ export class ConversationRepository {
    */
   madeUp(conversationId: string): void {
     this.madeUpIds.set(conversationId, true);
+  }
+
+  /**
+   * The id of a conversation a command is about to start: with the caller's idempotency key,
+   * derived from it in `namespace` (a UUIDv5, so a retry finds the same conversation); without,
+   * a new UUIDv7 that this process knows has no stream yet (`madeUp`).
+   */
+  idForNew(namespace: string, subject: string, idempotencyKey: string | undefined): string {
+    if (idempotencyKey) return uuidv5(`${subject}:${idempotencyKey}`, namespace);
+    const id = uuidv7();
+    this.madeUp(id);
+    return id;
   }
 
   /** Drops the state kept for a conversation (an erased one's content must not stay in memory). */

@@ -8,31 +8,19 @@ describe('HttpErrorFilter', () => {
     return { status, code: body.error.code, retryAfter: headers['retry-after'] };
   };
 
-  it('tells every 429 and 503 when to come back: the error’s own delay, else a default', () => {
-    expect(answer(new DomainError('SERVICE_UNAVAILABLE', 'The MCP server is down.'))).toEqual({
-      status: 503,
-      code: 'SERVICE_UNAVAILABLE',
-      retryAfter: '5',
-    });
-    expect(answer(new DomainError('SERVICE_UNAVAILABLE', 'Redis is down.', { retryAfterSeconds: 12 }))).toMatchObject({
-      retryAfter: '12',
-    });
-    expect(answer(new DomainError('RATE_LIMITED', 'Too many MCP sessions.'))).toEqual({
-      status: 429,
-      code: 'RATE_LIMITED',
-      retryAfter: '1',
-    });
-    expect(answer(new DomainError('RATE_LIMITED', 'Slow down.', { retryAfterSeconds: 30 }))).toMatchObject({
-      retryAfter: '30',
-    });
-  });
-
-  it('sends no Retry-After with other errors', () => {
-    expect(answer(new DomainError('NOT_FOUND', 'No such conversation.'))).toEqual({
-      status: 404,
-      code: 'NOT_FOUND',
-      retryAfter: undefined,
-    });
-    expect(answer(new DomainError('CONFLICT', 'It exists.', { retryAfterSeconds: 3 })).retryAfter).toBeUndefined();
+  it.each([
+    ['a 503 with no delay of its own', new DomainError('SERVICE_UNAVAILABLE', 'The MCP server is down.'), 503, '5'],
+    [
+      'a 503 with its delay',
+      new DomainError('SERVICE_UNAVAILABLE', 'Redis is down.', { retryAfterSeconds: 12 }),
+      503,
+      '12',
+    ],
+    ['a 429 with no delay of its own', new DomainError('RATE_LIMITED', 'Too many MCP sessions.'), 429, '1'],
+    ['a 429 with its delay', new DomainError('RATE_LIMITED', 'Slow down.', { retryAfterSeconds: 30 }), 429, '30'],
+    ['a 404', new DomainError('NOT_FOUND', 'No such conversation.'), 404, undefined],
+    ['a 409 that names a delay', new DomainError('CONFLICT', 'It exists.', { retryAfterSeconds: 3 }), 409, undefined],
+  ])('answers %s with the Retry-After it should carry', (_what, err, status, retryAfter) => {
+    expect(answer(err)).toEqual({ status, code: err.code, retryAfter });
   });
 });

@@ -5,7 +5,6 @@ import type { ContextRetrieved, HistoryMessage, TranscriptEntry } from '@parley/
 import { runWithContext } from '@parley/observability';
 import { countTokens, fitContext, type ContextChunk } from '@parley/prompt';
 import { LRUCache } from 'lru-cache';
-import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { OperationContext } from '../../api/operation';
 import { ConversationRepository } from '../../repository/conversation.repository';
@@ -141,13 +140,6 @@ export class GenerateHandler {
     return input.trace_id ? runWithContext({ traceId: input.trace_id }, run) : run();
   }
 
-  /** A new id, which the repository then knows has no stream yet (no read before the first append). */
-  private madeUp(): string {
-    const id = uuidv7();
-    this.repository.madeUp(id);
-    return id;
-  }
-
   private async generate(input: GenerateInput, ctx: OperationContext): Promise<GenerateReply> {
     const startedAt = Date.now();
     const caller = ctx.caller;
@@ -171,9 +163,7 @@ export class GenerateHandler {
     // With an Idempotency-Key the call's conversation is the key's: the same key and request is
     // answered from the first call (nothing appended, the model not called again); the same key
     // with another request is IDEMPOTENCY_KEY_REUSED.
-    const conversationId = ctx.idempotencyKey
-      ? uuidv5(`${caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_GENERATE)
-      : this.madeUp();
+    const conversationId = this.repository.idForNew(IDEMPOTENT_GENERATE, caller.subject, ctx.idempotencyKey);
     // One append starts the conversation, records its history and starts the turn.
     const body = { type: 'StartConversation' as const, generate: input };
     const { reply, state } = await this.turn.runFolded(conversationId, ctx, { wait: true }, body, (meta) => ({

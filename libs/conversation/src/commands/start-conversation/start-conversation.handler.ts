@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { requireRoles } from '@parley/auth';
 import { CONFIG, type Config } from '@parley/config';
 import { DomainError } from '@parley/core';
-import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { code } from '../../api/input-fields';
 import type { OperationContext } from '../../api/operation';
@@ -42,18 +41,10 @@ export class StartConversationHandler {
     @Inject(ConversationRepository) private readonly repository: ConversationRepository,
   ) {}
 
-  /** A new id, which the repository then knows has no stream yet (no read before the first append). */
-  private madeUp(): string {
-    const id = uuidv7();
-    this.repository.madeUp(id);
-    return id;
-  }
-
   async execute(input: z.output<typeof startConversationInput>, ctx: OperationContext): Promise<CommandReply> {
     this.checkMetadataSize(input.metadata);
     const conversationId =
-      input.conversationId ??
-      (ctx.idempotencyKey ? uuidv5(`${ctx.caller.subject}:${ctx.idempotencyKey}`, IDEMPOTENT_START) : this.madeUp());
+      input.conversationId ?? this.repository.idForNew(IDEMPOTENT_START, ctx.caller.subject, ctx.idempotencyKey);
     requireRoles(ctx.caller, ['client', 'admin']);
     const resolved = await this.snapshots.resolve(input.agentCode, input.actionCode, ctx.caller);
     const snapshot = input.autoConfirm ? { ...resolved, autoConfirm: true as const } : resolved;
