@@ -244,6 +244,48 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     ]);
   }, 60_000);
 
+  it('hands a turn still running at the end of SHUTDOWN_GRACE_MS on at once: the stopping worker exits cleanly, another finishes the turn', async () => {
+    simulator.setLatency(5);
+    simulator.script([{ reply: { hang: true }, times: 1 }, { reply: { text: 'Answered by the next worker.' } }]);
+    for (const child of children) child.kill('SIGKILL');
+    const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
+      cwd: ROOT,
+      // Leases far longer than the test: only the abort can hand the turn on in time.
+      env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '500', QUEUE_LOCK_MS: '60000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let out = '';
+    worker.stdout!.on('data', (d) => (out += String(d)));
+    worker.stderr!.on('data', (d) => (out += String(d)));
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    await until(() => out.includes('parley-worker running') || worker.exitCode !== null, 30_000, 50);
+    expect(worker.exitCode).toBeNull();
+
+    const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
+    expect(
+      (await post(`/api/v1/conversations/${id}/messages`, { content: 'never answered here', wait: false })).status,
+    ).toBe(202);
+    // The model call hangs (LLM_CALL_TIMEOUT_MS is a minute): without the grace the worker would wait on it.
+    const asked = () =>
+      simulator.requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes('never answered here'));
+    await until(asked, 15_000, 50);
+    const stoppedAt = Date.now();
+    worker.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(8_000);
+    expect(out).toContain('stopped by the shutdown; its job is handed on');
+    expect((await events(id)).at(-1)!.type).not.toBe('ConversationCompleted');
+
+    await startWorker();
+    await until(async () => (await events(id)).at(-1)!.type === 'ConversationCompleted', 20_000, 50);
+    const all = await events(id);
+    expect(all.filter((e) => e.type === 'MessageRecorded').map((e) => (e.data as any).content)).toEqual([
+      'never answered here',
+      'Answered by the next worker.',
+    ]);
+  }, 60_000);
+
   it('lets only one of two workers racing on the same turn write', async () => {
     simulator.setLatency(5);
     simulator.script([{ reply: { text: 'Exactly one of us answers.' } }]);

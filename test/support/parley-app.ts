@@ -67,6 +67,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     PARLEY_ADMIN_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'silent',
+    // A turn still waiting on a model call at the end of a test (a `hang` reply) is stopped 1 s
+    // into the app's close, rather than drained until the call's timeout.
+    SHUTDOWN_GRACE_MS: '1000',
     ...env,
   });
 }
@@ -109,8 +112,8 @@ export async function startParley(
     db,
     call,
     close: async () => {
-      // A turn still waiting on a model call (a `hang` reply) is drained by the queue's close until
-      // the call's timeout: past 15 s the database goes anyway, and takes the app's connections.
+      // Running turns get SHUTDOWN_GRACE_MS (1 s here), then the queue aborts them. Past 15 s the
+      // database goes anyway, and takes the app's connections.
       await saysIfSlow('app.close()', app.close(), 15_000);
       await saysIfSlow('simulator.close()', simulator.close());
       await saysIfSlow('db.drop()', db.drop());

@@ -419,6 +419,9 @@ export const envSchema = z.object({
   TURN_WAIT_POLL_MS: int(100, 10).describe(
     'How often a command waiting for a turn that another process runs reads the stream when no announcement came.',
   ),
+  SHUTDOWN_GRACE_MS: int(10_000, 0).describe(
+    'On SIGTERM, how long the turns and jobs running in the process may go on. Then they are stopped where they are, and their jobs are handed on at once (to another worker, or to this one once it is back), to continue from their last recorded step. The process exits at the latest 10 s after the grace.',
+  ),
   QUEUE_LOCK_MS: int(30_000, 500).describe(
     "Lease of a running turn's job, renewed while the turn runs; once a dead process's lease runs out, another worker takes the turn over.",
   ),

@@ -33,6 +33,8 @@ function toConfig(env: Env) {
     /** null means: no Redis, the in-process job queue and in-memory rate limits are used. */
     /** A job held longer than lockMs by a dead worker is given to another worker. */
     redis: { url: env.REDIS_URL ?? null, queueLockMs: env.QUEUE_LOCK_MS },
+    /** On shutdown: how long running turns and jobs may go on before they are stopped and handed on. */
+    shutdown: { graceMs: env.SHUTDOWN_GRACE_MS },
     /** null means: NATS is off. */
     nats: {
       url: env.NATS_URL ?? null,

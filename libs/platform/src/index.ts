@@ -8,7 +8,7 @@ export { connectedRedis, type Redis } from './redis/redis-client';
 export { NatsModule, NATS_LINK, type NatsConnection } from './nats/nats.module';
 export { NatsLink, NATS_RETRY_MS } from './nats/nats-link';
 export { natsConnectSettings, type NatsConnectSettings } from './nats/nats-options';
-export { JOB_QUEUE, type JobQueue, type JobHandler } from './queue/job-queue.port';
+export { AFTER_ABORT_MS, JOB_QUEUE, type JobQueue, type JobHandler } from './queue/job-queue.port';
 export { BullMqJobQueue } from './queue/bullmq-job-queue';
 export { QueueModule } from './queue/queue.module';
 export { resolveDatabase } from './database/resolve-database';

@@ -30,6 +30,14 @@ import type { TurnDeps } from './turn-ports';
  */
 const WATCHDOG_AFTER_MS = 1_000;
 
+/** A run stopped by its process's shutdown: its job is to run again, not to count as done. */
+export class TurnHandedOn extends Error {
+  constructor() {
+    super('the process shut down while the turn ran; the turn goes on from its last recorded step');
+    this.name = 'TurnHandedOn';
+  }
+}
+
 /**
  * Runs one turn job: folds the stream and works from the last recorded step (so a job that
  * runs again after a crash continues where the dead worker stopped), calling the model and
@@ -78,9 +86,11 @@ export class TurnRunner {
 
   /**
    * `current`: the job was started at once by the process that appended its event (its first
-   * attempt, run here), so no later run of the turn can have replaced it yet.
+   * attempt, run here), so no later run of the turn can have replaced it yet. `shutdown`: aborted
+   * when the process stops before the turn ends (the job queue's grace); the run then stops where
+   * it is and rejects, so that its job runs again and continues from the last recorded step.
    */
-  async run(job: TurnJob, current = false): Promise<void> {
+  async run(job: TurnJob, current = false, shutdown?: AbortSignal): Promise<void> {
     // When this process appended the event that queued the job (the all-in-one server), the
     // folded state is already here; the turn's appends carry its revision either way.
     const loaded = await this.deps.repository.loadForWrite(job.conversationId, BigInt(job.revision));
@@ -101,7 +111,7 @@ export class TurnRunner {
       `turn:${job.conversationId}:${job.turnNo}`,
     );
     const abort = new AbortController();
-    const stopWatching = this.watch(ctx, abort);
+    const stopWatching = this.watch(ctx, abort, shutdown);
     let armed: Promise<void> | null = null;
     const armWatchdog = () =>
       (armed ??= this.deps.scheduler
@@ -112,7 +122,12 @@ export class TurnRunner {
     const watchdog = setTimeout(() => void armWatchdog(), WATCHDOG_AFTER_MS);
     try {
       await this.loop(ctx, abort.signal).catch((err: unknown) => this.abandonIfFinal(ctx, err));
+      if (shutdown?.aborted) throw new TurnHandedOn();
     } catch (err) {
+      if (shutdown?.aborted) {
+        this.logger.warn(`turn ${job.turnNo} of ${job.conversationId} stopped by the shutdown; its job is handed on`);
+        throw err instanceof TurnHandedOn ? err : new TurnHandedOn();
+      }
       if (!(err instanceof TurnPreempted) && !abort.signal.aborted) {
         this.logger.error(
           `turn ${job.turnNo} of ${job.conversationId} failed and will be retried: ${(err as Error).message}`,
@@ -126,7 +141,7 @@ export class TurnRunner {
       stopWatching();
       // Stopped by a kill or pause: the turn's own state still says RU, the stream no longer does.
       const state =
-        ctx.state.status === 'RU' && abort.signal.aborted
+        ctx.state.status === 'RU' && abort.signal.aborted && !shutdown?.aborted
           ? await this.deps.repository.load(job.conversationId).then(
               (loaded) => loaded.state,
               () => ctx.state,
@@ -219,9 +234,15 @@ export class TurnRunner {
       );
   }
 
-  /** Stops the turn within a second of a kill or pause: in-process signal, or a stream written by someone else. */
-  private watch(ctx: TurnContext, abort: AbortController): () => void {
-    const off = this.deps.signals.onAbort(ctx.conversationId, () => abort.abort());
+  /**
+   * Stops the turn within a second of a kill or pause (in-process signal, or a stream written by
+   * someone else), and at once on `shutdown`.
+   */
+  private watch(ctx: TurnContext, abort: AbortController, shutdown?: AbortSignal): () => void {
+    const stop = () => abort.abort();
+    shutdown?.addEventListener('abort', stop, { once: true });
+    if (shutdown?.aborted) abort.abort();
+    const off = this.deps.signals.onAbort(ctx.conversationId, stop);
     const stopWatching = this.running.watch(ctx.conversationId, (revision) => {
       if (revision === null || revision === ctx.revision) return;
       this.deps.repository
@@ -230,6 +251,7 @@ export class TurnRunner {
         .catch(() => undefined);
     });
     return () => {
+      shutdown?.removeEventListener('abort', stop);
       off();
       stopWatching();
     };

@@ -18,11 +18,11 @@ export class TurnWorker implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.process<TurnJob>(
       TURN_QUEUE,
-      this.announcing((job, { local, attempt }) =>
+      this.announcing((job, { local, attempt, signal }) =>
         withTraceCarrier(job.trace, () =>
           withSpan('parley.turn', { 'parley.conversation_id': job.conversationId, 'parley.turn': job.turnNo }, () =>
             runWithContext({ traceId: activeTraceId() ?? job.traceId ?? newTraceId() }, () =>
-              this.turns.run(job, local && attempt === 1),
+              this.turns.run(job, local && attempt === 1, signal),
             ),
           ),
         ),

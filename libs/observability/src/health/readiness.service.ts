@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { NATS_LINK, PG_POOL, REDIS, type NatsLink, type Redis } from '@parley/platform';
 import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
@@ -22,7 +22,7 @@ const CACHE_MS = 1_000;
  * every check that starts within a second of it.
  */
 @Injectable()
-export class ReadinessService {
+export class ReadinessService implements BeforeApplicationShutdown {
   private readonly probes = new Map<string, Probe | null>([
     ['postgres', null],
     ['redis', null],
@@ -30,6 +30,8 @@ export class ReadinessService {
   ]);
   private timeoutMs = DEFAULT_TIMEOUT_MS;
   private latest: { at: number; checks: Promise<Record<string, CheckStatus>> } | null = null;
+  /** Set when the process begins to stop: it takes no new work, so a load balancer should send none. */
+  private stopping = false;
 
   constructor(
     @Optional() @Inject(PG_POOL) pool?: Pool,
@@ -72,8 +74,17 @@ export class ReadinessService {
     return Object.fromEntries(entries);
   }
 
-  /** Resolves when every configured dependency answers; else SERVICE_UNAVAILABLE naming the failing ones. */
+  /** From the start of a shutdown on, readiness answers 503 (its running turns get their grace meanwhile). */
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
+  }
+
+  /**
+   * Resolves when every configured dependency answers; else SERVICE_UNAVAILABLE naming the
+   * failing ones, or saying that the process is shutting down.
+   */
   async assertReady(): Promise<Readiness> {
+    if (this.stopping) throw new DomainError('SERVICE_UNAVAILABLE', 'not ready: shutting down', { shuttingDown: true });
     const checks = await this.check();
     const down = Object.keys(checks).filter((name) => checks[name] === 'down');
     if (down.length > 0)

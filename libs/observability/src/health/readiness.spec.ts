@@ -86,4 +86,16 @@ describe('GET /health/ready', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('ok');
   });
+
+  // Last: the process is shutting down from here on.
+  it('answers 503 from the start of a shutdown, while liveness stays 200', async () => {
+    app.get(ReadinessService).beforeApplicationShutdown();
+    const res = await ready();
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBeDefined();
+    expect(res.json()).toEqual({
+      error: { code: 'SERVICE_UNAVAILABLE', message: 'not ready: shutting down', details: { shuttingDown: true } },
+    });
+    expect((await app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+  });
 });

@@ -1,6 +1,13 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
+import {
+  AFTER_ABORT_MS,
+  settlesWithin,
+  type EnqueueOptions,
+  type JobHandler,
+  type JobQueue,
+  type ProcessOptions,
+} from './job-queue.port';
 
 export interface BullMqOptions {
   /** Key prefix in Redis: `<prefix>` (tests use a unique one per file). */
@@ -9,6 +16,8 @@ export interface BullMqOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   attempts?: number;
+  /** How long close() lets running jobs go on before it aborts them (default 10 s). */
+  shutdownGraceMs?: number;
 }
 
 /** A queue's handler in this process, for jobs started here (EnqueueOptions.preferLocal). */
@@ -39,6 +48,8 @@ export class BullMqJobQueue implements JobQueue {
   private readonly workers: Worker[] = [];
   private readonly workerConnections: Redis[] = [];
   private readonly local = new Map<string, LocalHandler>();
+  /** Aborted once close() has waited out the grace: every job's JobContext.signal. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly connection: Redis,
@@ -84,7 +95,13 @@ export class BullMqJobQueue implements JobQueue {
     }, this.lockMs / 2);
     renew.unref();
     const run = here
-      .handler(data, { id, attempt: 1, maxAttempts: this.options.attempts ?? 5, local: true })
+      .handler(data, {
+        id,
+        attempt: 1,
+        maxAttempts: this.options.attempts ?? 5,
+        local: true,
+        signal: this.stopping.signal,
+      })
       .then(
         // Done here: drop the stored copy. If it is gone or locked already, a lease ran out and a
         // worker took it; that run finds the job's work done (turns check their state first).
@@ -127,6 +144,7 @@ export class BullMqJobQueue implements JobQueue {
             attempt: job.attemptsMade + 1,
             maxAttempts: job.opts.attempts ?? 1,
             local: false,
+            signal: this.stopping.signal,
           });
         } finally {
           here.fetched--;
@@ -152,10 +170,19 @@ export class BullMqJobQueue implements JobQueue {
     return (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0);
   }
 
+  /**
+   * Takes no more jobs and waits for the running ones; past the grace, aborts them, so that a
+   * job started here is promoted (due at once) and a fetched one fails into its retry, for any
+   * worker to take. One that ignores the abort is left to its lease or stalled-job check.
+   */
   async close(): Promise<void> {
     const started = [...this.local.values()].flatMap((h) => [...h.running.values()]);
     this.local.clear();
-    await Promise.all([...started, ...this.workers.map((w) => w.close())]);
+    const settled = Promise.all([...started, ...this.workers.map((w) => w.close())]);
+    if (!(await settlesWithin(settled, this.options.shutdownGraceMs ?? 10_000))) {
+      this.stopping.abort(new Error('the process is shutting down'));
+      if (!(await settlesWithin(settled, AFTER_ABORT_MS))) await Promise.all(this.workers.map((w) => w.close(true)));
+    }
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await Promise.all(this.workerConnections.map((c) => c.quit().catch(() => c.disconnect())));
   }

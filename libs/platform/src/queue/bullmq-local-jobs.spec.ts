@@ -123,6 +123,42 @@ describe('BullMQ job queue: jobs started in the process that enqueues them', () 
     await Promise.all([here.close(), there.close()]);
   });
 
+  it.each([true, false])(
+    'hands a job still running when its process shuts down to another worker at once, long before its lease ends (preferLocal %s)',
+    async (preferLocal) => {
+      const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      connection.on('error', () => undefined);
+      connections.push(connection);
+      // A lease of a minute: only the abort at the end of the grace can hand the job on in time.
+      const here = new BullMqJobQueue(connection, { prefix, lockDurationMs: 60_000, shutdownGraceMs: 200 });
+      const there = open();
+      const runs: string[] = [];
+      await here.process(
+        'turns',
+        (_d, job) =>
+          new Promise<void>((_resolve, reject) => {
+            runs.push(`here:${job.local ? 'local' : 'fetched'}`);
+            job.signal.addEventListener('abort', () => reject(job.signal.reason as Error));
+          }),
+        { concurrency: 4 },
+      );
+      await here.enqueue('turns', 'turn:s:1', {}, { preferLocal });
+      await until(() => runs.length === 1, 5000, 10);
+      // The other worker starts only now, so that the first run is here's.
+      await there.process('turns', async (_d, job) => void runs.push(`there:${job.attempt}`), { concurrency: 4 });
+      await here.close();
+      await until(() => runs.length === 2, 5000, 10);
+      expect(runs[0]).toBe(`here:${preferLocal ? 'local' : 'fetched'}`);
+      expect(runs[1]).toMatch(/^there:/);
+      await until(
+        async () => (await stateOf('turn.s.1')) === 'completed' || (await stateOf('turn.s.1')) === 'gone',
+        5000,
+        20,
+      );
+      await there.close();
+    },
+  );
+
   it('lets another worker take the job once the process that started it dies (SIGKILL)', async () => {
     const child = spawn(
       process.execPath,

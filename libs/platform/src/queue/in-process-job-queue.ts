@@ -1,4 +1,11 @@
-import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
+import {
+  AFTER_ABORT_MS,
+  settlesWithin,
+  type EnqueueOptions,
+  type JobHandler,
+  type JobQueue,
+  type ProcessOptions,
+} from './job-queue.port';
 
 interface Pending {
   id: string;
@@ -17,8 +24,15 @@ export class InProcessJobQueue implements JobQueue {
   >();
   private readonly handlers = new Map<string, { handler: JobHandler<unknown>; concurrency: number }>();
   private closed = false;
+  /** The runs under way, settled or not: close() waits for them. */
+  private readonly running = new Set<Promise<void>>();
+  /** Aborted once close() has waited out the grace: every job's JobContext.signal. */
+  private readonly stopping = new AbortController();
 
-  constructor(private readonly maxAttempts = 5) {}
+  constructor(
+    private readonly maxAttempts = 5,
+    private readonly shutdownGraceMs = 10_000,
+  ) {}
 
   async enqueue<T>(queue: string, jobId: string, data: T, options: EnqueueOptions = {}): Promise<void> {
     const q = this.queue(queue);
@@ -40,10 +54,19 @@ export class InProcessJobQueue implements JobQueue {
     return q.ready.length + q.timers.size;
   }
 
+  /**
+   * Takes no more jobs and waits for the running ones; past the grace, aborts them. What this
+   * queue held is lost with the process either way: the turn dispatcher of the next one stores
+   * the jobs of the turns still running again.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const q of this.queues.values()) for (const t of q.timers) clearTimeout(t);
     this.queues.clear();
+    const settled = Promise.all(this.running);
+    if (await settlesWithin(settled, this.shutdownGraceMs)) return;
+    this.stopping.abort(new Error('the process is shutting down'));
+    await settlesWithin(settled, AFTER_ABORT_MS);
   }
 
   private queue(name: string) {
@@ -73,19 +96,27 @@ export class InProcessJobQueue implements JobQueue {
     while (q.running < entry.concurrency && q.ready.length > 0) {
       const job = q.ready.shift()!;
       q.running++;
-      entry
-        .handler(job.data, { id: job.id, attempt: job.attempt, maxAttempts: this.maxAttempts, local: true })
+      const run = entry
+        .handler(job.data, {
+          id: job.id,
+          attempt: job.attempt,
+          maxAttempts: this.maxAttempts,
+          local: true,
+          signal: this.stopping.signal,
+        })
         .then(
-          () => q.known.delete(job.id),
+          () => void q.known.delete(job.id),
           () => {
             if (job.attempt >= this.maxAttempts) q.known.delete(job.id);
-            else this.later(queue, { ...job, attempt: job.attempt + 1 }, 100 * 2 ** job.attempt);
+            else if (!this.closed) this.later(queue, { ...job, attempt: job.attempt + 1 }, 100 * 2 ** job.attempt);
           },
         )
         .finally(() => {
           q.running--;
+          this.running.delete(run);
           this.pump(queue);
         });
+      this.running.add(run);
     }
   }
 }

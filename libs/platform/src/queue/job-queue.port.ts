@@ -14,6 +14,12 @@ export interface JobContext {
    * false when a worker fetched it from the queue, so whoever enqueued it may be elsewhere.
    */
   local: boolean;
+  /**
+   * Aborted when the process shuts down and the job has not finished within its grace
+   * (SHUTDOWN_GRACE_MS). The handler should stop and reject: the job is then run again, by
+   * another worker or by this one once it is back, rather than counted as done.
+   */
+  signal: AbortSignal;
 }
 
 export type JobHandler<T> = (data: T, job: JobContext) => Promise<void>;
@@ -38,7 +44,32 @@ export interface JobQueue {
   process<T>(queue: string, handler: JobHandler<T>, options: ProcessOptions): Promise<void>;
   /** Jobs waiting or delayed (for the queue_depth metric). */
   depth(queue: string): Promise<number>;
+  /**
+   * Stops taking jobs, lets the running ones finish within the grace, then aborts them (their
+   * JobContext.signal) and hands them on; resolves once they have settled, or at the latest
+   * AFTER_ABORT_MS after the abort.
+   */
   close(): Promise<void>;
 }
 
 export const JOB_QUEUE = Symbol('parley.job-queue');
+
+/** How long close() waits for aborted jobs to settle before it lets them go. */
+export const AFTER_ABORT_MS = 5_000;
+
+/** Whether `work` settles within `ms` (its rejection counts as settled: the job's own handling reports it). */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -5,19 +5,74 @@ import { InProcessJobQueue } from './in-process-job-queue';
 import type { JobQueue } from './job-queue.port';
 import { createJobQueue } from './queue.module';
 
+/** A short grace, so that the shutdown cases need not wait 10 s. */
+const GRACE_MS = 300;
+
 describe.each([
-  ['in-process', () => new InProcessJobQueue()],
+  ['in-process', () => new InProcessJobQueue(5, GRACE_MS)],
   [
     'BullMQ on Redis',
     () =>
       createJobQueue(
-        loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', PARLEY_PREFIX: `t${randomBytes(4).toString('hex')}` }),
+        loadConfig({
+          REDIS_URL: 'redis://127.0.0.1:6379',
+          PARLEY_PREFIX: `t${randomBytes(4).toString('hex')}`,
+          SHUTDOWN_GRACE_MS: String(GRACE_MS),
+        }),
       ),
   ],
 ])('job queue (%s)', (_name, make: () => JobQueue) => {
   let queue: JobQueue;
   beforeEach(() => (queue = make()));
   afterEach(() => queue.close());
+
+  it.each([false, true])(
+    'closes once a running job ends within the grace, without aborting it (preferLocal %s)',
+    async (preferLocal) => {
+      let finished = false;
+      let aborted = false;
+      await queue.process(
+        'turns',
+        async (_d, job) => {
+          job.signal.addEventListener('abort', () => (aborted = true));
+          await new Promise((r) => setTimeout(r, GRACE_MS / 3));
+          finished = true;
+        },
+        { concurrency: 1 },
+      );
+      await queue.enqueue('turns', 'turn:g:1', {}, { preferLocal });
+      await until(() => queue.depth('turns').then((d) => d === 0), 5000, 10);
+      await new Promise((r) => setTimeout(r, 20));
+      await queue.close();
+      expect({ finished, aborted }).toEqual({ finished: true, aborted: false });
+    },
+  );
+
+  it.each([false, true])(
+    'aborts a job still running at the end of the grace and closes once it has stopped (preferLocal %s)',
+    async (preferLocal) => {
+      let started = false;
+      let stoppedAfter = 0;
+      const t0 = Date.now();
+      await queue.process(
+        'turns',
+        (_d, job) =>
+          new Promise<void>((_resolve, reject) => {
+            started = true;
+            job.signal.addEventListener('abort', () => {
+              stoppedAfter = Date.now() - t0;
+              reject(job.signal.reason as Error);
+            });
+          }),
+        { concurrency: 1 },
+      );
+      await queue.enqueue('turns', 'turn:h:1', {}, { preferLocal });
+      await until(() => started, 5000, 10);
+      await queue.close();
+      expect(stoppedAfter).toBeGreaterThanOrEqual(GRACE_MS);
+      expect(Date.now() - t0).toBeLessThan(GRACE_MS + 3000);
+    },
+  );
 
   it('runs an enqueued job with its data', async () => {
     const seen: unknown[] = [];

@@ -14,13 +14,14 @@ class QueueLifecycle implements OnApplicationShutdown {
 
 /** BullMQ on Redis when REDIS_URL is set; otherwise the in-process queue. */
 export function createJobQueue(config: Config, overrides: Partial<BullMqOptions> = {}): JobQueue {
-  if (!config.redis.url) return new InProcessJobQueue();
+  if (!config.redis.url) return new InProcessJobQueue(undefined, config.shutdown.graceMs);
   const connection = new Redis(config.redis.url, { maxRetriesPerRequest: null, lazyConnect: false });
   connection.on('error', () => undefined);
   const queue = new BullMqJobQueue(connection, {
     prefix: config.prefix,
     lockDurationMs: config.redis.queueLockMs,
     stalledIntervalMs: Math.max(250, Math.floor(config.redis.queueLockMs / 2)),
+    shutdownGraceMs: config.shutdown.graceMs,
     ...overrides,
   });
   const close = queue.close.bind(queue);

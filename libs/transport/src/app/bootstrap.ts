@@ -10,14 +10,15 @@ import {
   startTracing,
   type Logger,
 } from '@parley/observability';
-import { resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
+import { AFTER_ABORT_MS, resolveDatabase, withLocalEncryptionKey } from '@parley/platform';
 import { DomainError, ERROR_STATUS, errorBody } from '@parley/core';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createHttpApp } from './create-http-app';
 import { registerConfigSecrets } from './register-config-secrets';
 
-const SHUTDOWN_GRACE_MS = 15_000;
+/** How long past SHUTDOWN_GRACE_MS the process may take to close: the aborted jobs' settling, then the connections. */
+const EXIT_AFTER_GRACE_MS = AFTER_ABORT_MS + 5_000;
 
 export interface DeployableOptions {
   /** `parley-server`, `parley-worker`…: the logger's name. */
@@ -72,7 +73,7 @@ async function boot(options: DeployableOptions, logger: Logger): Promise<void> {
     stopping = true;
     logger.info({ signal }, `${options.name} stopping`);
     // A stuck dependency must not keep the process alive past the orchestrator's patience.
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    setTimeout(() => process.exit(1), config.shutdown.graceMs + EXIT_AFTER_GRACE_MS).unref();
     await stop();
     await tracing?.shutdown();
     await database.stop();
