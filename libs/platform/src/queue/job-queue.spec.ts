@@ -52,15 +52,14 @@ describe.each([
     'aborts a job still running at the end of the grace and closes once it has stopped (preferLocal %s)',
     async (preferLocal) => {
       let started = false;
-      let stoppedAfter = 0;
-      const t0 = Date.now();
+      let abortedAt = 0;
       await queue.process(
         'turns',
         (_d, job) =>
           new Promise<void>((_resolve, reject) => {
             started = true;
             job.signal.addEventListener('abort', () => {
-              stoppedAfter = Date.now() - t0;
+              abortedAt = Date.now();
               reject(job.signal.reason as Error);
             });
           }),
@@ -68,9 +67,11 @@ describe.each([
       );
       await queue.enqueue('turns', 'turn:h:1', {}, { preferLocal });
       await until(() => started, 5000, 10);
+      const closing = Date.now();
       await queue.close();
-      expect(stoppedAfter).toBeGreaterThanOrEqual(GRACE_MS);
-      expect(Date.now() - t0).toBeLessThan(GRACE_MS + 3000);
+      // Timers may fire a millisecond early by Date.now()'s rounding.
+      expect(abortedAt - closing).toBeGreaterThanOrEqual(GRACE_MS - 2);
+      expect(Date.now() - closing).toBeLessThan(GRACE_MS + 3000);
     },
   );
 
