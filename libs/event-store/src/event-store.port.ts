@@ -32,6 +32,26 @@ export interface RecordedEvent {
 
 export type ExpectedState = 'any' | 'no_stream' | 'stream_exists' | bigint;
 
+/** A statement for an append to run in its own transaction (AppendOptions.alongside). */
+export interface AlongsideStatement {
+  /** Names the combined prepared statement: the same name, the same text. */
+  name: string;
+  /** SQL with its own $1…$n placeholders. */
+  text: string;
+  values: unknown[];
+}
+
+export interface AppendOptions {
+  expected?: ExpectedState;
+  /**
+   * A write that must commit with the append or not at all (a new conversation's data key): run
+   * in the append's own statement, so that an error in it fails the append, which then writes
+   * nothing. Only an adapter whose `writesAlongside` is true takes it; the caller makes the write
+   * first otherwise.
+   */
+  alongside?: AlongsideStatement;
+}
+
 export interface AppendResult {
   /** The revision of the last event now in the stream. */
   nextRevision: bigint;
@@ -116,7 +136,9 @@ export interface GlobalFeed {
 }
 
 export interface EventStore extends GlobalFeed {
-  append(streamId: string, events: EventToAppend[], options?: { expected?: ExpectedState }): Promise<AppendResult>;
+  append(streamId: string, events: EventToAppend[], options?: AppendOptions): Promise<AppendResult>;
+  /** Whether `append` takes AppendOptions.alongside (the PostgreSQL adapter, whose database holds the keys). */
+  readonly writesAlongside: boolean;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up: history, then a `caughtUp` item, then live events. */

@@ -1,9 +1,9 @@
 import type {
+  AppendOptions,
   AppendResult,
   EventFilter,
   EventStore,
   EventToAppend,
-  ExpectedState,
   FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
@@ -21,7 +21,11 @@ import type {
 export class ForwardingEventStore implements EventStore {
   constructor(protected readonly inner: EventStore) {}
 
-  append(streamId: string, events: EventToAppend[], options?: { expected?: ExpectedState }): Promise<AppendResult> {
+  get writesAlongside(): boolean {
+    return this.inner.writesAlongside;
+  }
+
+  append(streamId: string, events: EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
     return this.inner.append(streamId, events, options);
   }
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

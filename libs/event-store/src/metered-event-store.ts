@@ -1,4 +1,4 @@
-import type { AppendResult, EventStore, EventToAppend, ExpectedState } from './event-store.port';
+import type { AppendOptions, AppendResult, EventStore, EventToAppend } from './event-store.port';
 import { ForwardingEventStore } from './forwarding-event-store';
 
 /**
@@ -13,11 +13,7 @@ export class MeteredEventStore extends ForwardingEventStore {
     super(inner);
   }
 
-  override async append(
-    streamId: string,
-    events: EventToAppend[],
-    options?: { expected?: ExpectedState },
-  ): Promise<AppendResult> {
+  override async append(streamId: string, events: EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
     const started = performance.now();
     try {
       return await this.inner.append(streamId, events, options);

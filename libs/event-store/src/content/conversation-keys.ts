@@ -2,10 +2,25 @@ import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { SecretCipher } from '@parley/platform';
 import { DomainError } from '@parley/core';
 import type { Pool } from 'pg';
+import type { AlongsideStatement } from '../event-store.port';
 import { forgetOpened } from './content-cipher';
 
 /** A conversation's data key, or that it was erased, or that it has none (stored before content sealing, or with it off). */
 export type KeyState = { kind: 'key'; key: KeyObject } | { kind: 'erased'; erasedAt: string } | { kind: 'none' };
+
+/** A conversation's new data key, to be stored alongside its first append (ConversationKeys.make). */
+export interface MadeKey {
+  key: KeyObject;
+  insert: AlongsideStatement;
+  /** Caches the key: its append committed, and the key with it. */
+  keep(): void;
+}
+
+/** Whether an append's error is the refusal of MadeKey.insert: the conversation has a key row already. */
+export function isKeyTaken(err: unknown): boolean {
+  const { code, constraint } = (err ?? {}) as { code?: string; constraint?: string };
+  return code === '23505' && constraint === 'conversation_keys_pkey';
+}
 
 export interface ConversationKeysOptions {
   /** Unwrapped keys (and erasures) kept in memory, least recently used dropped first. */
@@ -60,6 +75,35 @@ export class ConversationKeys {
     }
     const row = (await this.rows([conversationId]))[0];
     return row ? this.remember(row) : this.rememberNone(conversationId);
+  }
+
+  /**
+   * A new data key for a conversation about to be started, made here and not stored yet: `insert`
+   * stores it (a plain insert, failing with a unique violation of `conversation_keys_pkey` when
+   * the conversation has a row already, see `isKeyTaken`), for the first append to run alongside
+   * it, and `keep` caches it once that append has committed. Null when no key is to be made here:
+   * no PARLEY_ENCRYPTION_KEY, or the conversation's key or erasure is known already.
+   */
+  make(conversationId: string, owner: string | null): MadeKey | null {
+    if (!this.canCreate || !UUID.test(conversationId)) return null;
+    const cached = this.cached(conversationId);
+    if (cached && cached.kind !== 'none') return null;
+    const { key, wrapped } = this.newKey(conversationId);
+    const row: KeyRow = {
+      conversation_id: conversationId,
+      key_id: wrapped.keyId,
+      wrapped_key: wrapped.ciphertext,
+      erased_at: null,
+    };
+    return {
+      key: createSecretKey(Buffer.from(key, 'base64')),
+      insert: {
+        name: 'conversation_keys_insert',
+        text: 'insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)',
+        values: [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
+      },
+      keep: () => void this.remember(row, key),
+    };
   }
 
   /** The key states of many conversations, with one query for those not cached. */
@@ -168,8 +212,7 @@ export class ConversationKeys {
     conversationId: string,
     owner: string | null,
   ): Promise<{ row: KeyRow | undefined; key: string | undefined }> {
-    const key = randomBytes(32).toString('base64');
-    const wrapped = this.cipher.encrypt(key, bindingOf(conversationId));
+    const { key, wrapped } = this.newKey(conversationId);
     const { rows } = await this.pool.query<KeyRow>(
       `with made as (
          insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)
@@ -184,6 +227,12 @@ export class ConversationKeys {
     const row = rows[0] ?? (await this.rows([conversationId]))[0];
     // The row made here holds the key just made: no need to unwrap it again.
     return { row, key: row?.wrapped_key === wrapped.ciphertext ? key : undefined };
+  }
+
+  /** A new data key (base64) and its wrapping with PARLEY_ENCRYPTION_KEY, bound to the conversation. */
+  private newKey(conversationId: string) {
+    const key = randomBytes(32).toString('base64');
+    return { key, wrapped: this.cipher.encrypt(key, bindingOf(conversationId)) };
   }
 
   private async rows(all: readonly string[]): Promise<KeyRow[]> {

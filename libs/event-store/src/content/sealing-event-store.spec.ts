@@ -105,6 +105,69 @@ describe('SealingEventStore: content sealed with per-conversation keys', () => {
     expect(await store.verifyStream(streamId)).toMatchObject({ ok: true, checked: 6 });
   });
 
+  describe("a new conversation's first append", () => {
+    const start = (owner: string): EventToAppend[] => [
+      event('ConversationStarted', { owner, agentCode: 'A', actionCode: 'B' }),
+      ...turn(),
+    ];
+    const keyRows = async (id: string) =>
+      (await pool.query('select owner, erased_at from conversation_keys where conversation_id = $1', [id])).rows;
+    /** Counts the statements `pool` sends while `work` runs. */
+    const statementsDuring = async (work: () => Promise<unknown>) => {
+      const texts: string[] = [];
+      const query = pool.query.bind(pool);
+      const spy = jest.spyOn(pool, 'query').mockImplementation(((q: unknown, ...rest: unknown[]) => {
+        texts.push(typeof q === 'string' ? q : (q as { text: string }).text);
+        return (query as (...args: unknown[]) => unknown)(q, ...rest);
+      }) as never);
+      try {
+        await work();
+      } finally {
+        spy.mockRestore();
+      }
+      return texts;
+    };
+
+    it('stores the key in its own statement: one round trip, the key and the events committed together', async () => {
+      const store = sealing(OLD_KEY);
+      const id = randomUUID();
+      const statements = await statementsDuring(() =>
+        store.append(`conversation-${id}`, start('alice'), { expected: 'no_stream' }),
+      );
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toMatch(/^with alongside as \(insert into conversation_keys .*es_append/s);
+      expect(await keyRows(id)).toEqual([{ owner: 'alice', erased_at: null }]);
+      expect(await rawText(`conversation-${id}`)).not.toContain('SECRET');
+      // Another process, with nothing cached, opens it with the stored key.
+      forgetOpened();
+      expect((await sealing(OLD_KEY).readStream(`conversation-${id}`)).map((e) => e.data)).toEqual(
+        start('alice').map((e) => e.data),
+      );
+    });
+
+    it('stores no key when the append is refused (the stream exists): nothing of it is written', async () => {
+      const store = sealing(OLD_KEY);
+      const id = randomUUID();
+      await raw.append(`conversation-${id}`, [event('MessageRecorded', { sequence: 1, role: 'US', content: 'x' })]);
+      await expect(store.append(`conversation-${id}`, start('alice'), { expected: 'no_stream' })).rejects.toMatchObject(
+        { name: 'WrongExpectedVersion' },
+      );
+      expect(await keyRows(id)).toEqual([]);
+      expect((await raw.readStream(`conversation-${id}`)).map((e) => e.type)).toEqual(['MessageRecorded']);
+    });
+
+    it('uses the row a conversation has already: erased before it started, its content is stored as [erased]', async () => {
+      const store = sealing(OLD_KEY);
+      const id = randomUUID();
+      await sealing(OLD_KEY).keys.erase(id, 'alice');
+      await store.append(`conversation-${id}`, start('alice'), { expected: 'no_stream' });
+      expect(await rawText(`conversation-${id}`)).not.toContain('SECRET');
+      const read = await sealing(OLD_KEY).readStream(`conversation-${id}`);
+      expect(read.find((e) => e.type === 'MessageRecorded')!.data).toMatchObject({ content: ERASED });
+      expect(await keyRows(id)).toHaveLength(1);
+    });
+  });
+
   it('after an erasure reads every content field as [erased], stores later content as [erased], and verify is intact', async () => {
     const store = sealing(OLD_KEY);
     const id = randomUUID();

@@ -1,9 +1,9 @@
 import type {
+  AppendOptions,
   AppendResult,
   EventFilter,
   EventStore,
   EventToAppend,
-  ExpectedState,
   FeedPage,
   GlobalFeed,
   ReadAllOptions,
@@ -16,7 +16,7 @@ import { ForwardingEventStore } from '../forwarding-event-store';
 import { categoryOf } from '../prepare-events';
 import { ERASED, openDeep, openToken, sealValue } from './content-cipher';
 import { mapContent } from './content-fields';
-import type { ConversationKeys, KeyState } from './conversation-keys';
+import { isKeyTaken, type ConversationKeys, type KeyState, type MadeKey } from './conversation-keys';
 
 const CONVERSATION = 'conversation';
 const conversationIdOf = (streamId: string) => streamId.slice(CONVERSATION.length + 1);
@@ -56,28 +56,50 @@ export class SealingEventStore extends ForwardingEventStore {
     return this.inner;
   }
 
-  override async append(
-    streamId: string,
-    events: EventToAppend[],
-    options?: { expected?: ExpectedState },
-  ): Promise<AppendResult> {
+  override async append(streamId: string, events: EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
     if (!isConversation(streamId) || !Array.isArray(events)) return this.raw.append(streamId, events, options);
     const conversationId = conversationIdOf(streamId);
     const started = events.find((e) => e?.type === 'ConversationStarted')?.data as { owner?: unknown } | undefined;
     const owner = typeof started?.owner === 'string' ? started.owner : null;
+    // A new conversation's key is stored by its first append's own statement: one round trip.
+    const made =
+      started && options?.expected === 'no_stream' && this.encrypt && this.raw.writesAlongside
+        ? this.keys.make(conversationId, owner)
+        : null;
+    if (made) {
+      try {
+        const result = await this.raw.append(streamId, this.sealed(events, conversationId, made), {
+          ...options,
+          alongside: made.insert,
+        });
+        made.keep();
+        return result;
+      } catch (err) {
+        // The conversation has a row already (an erasure before its start, a key made apart): it is read.
+        if (!isKeyTaken(err)) throw err;
+      }
+    }
     const state = await this.keys.stateOf(conversationId, this.encrypt, owner);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
+    return this.raw.append(streamId, this.sealed(events, conversationId, state), options);
+  }
+
+  /** The events with their content sealed with the conversation's key, or `[erased]` after an erasure. */
+  private sealed(
+    events: EventToAppend[],
+    conversationId: string,
+    state: Exclude<KeyState, { kind: 'none' }> | MadeKey,
+  ): EventToAppend[] {
     // An empty text (no reasoning in a chunk) says nothing: it stays as it is.
     const seal =
-      state.kind === 'key'
-        ? (value: unknown) => (value === '' ? value : sealValue(state.key, conversationId, value))
-        : () => ERASED;
-    const sealed = this.timed(() =>
+      'kind' in state && state.kind === 'erased'
+        ? () => ERASED
+        : (value: unknown) => (value === '' ? value : sealValue(state.key, conversationId, value));
+    return this.timed(() =>
       events.map((e) =>
         e && typeof e === 'object' && typeof e.type === 'string' ? { ...e, data: mapContent(e.type, e.data, seal) } : e,
       ),
     );
-    return this.raw.append(streamId, sealed, options);
   }
 
   override async readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

@@ -10,11 +10,11 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { DuplicateEventIds, StreamDeleted, StreamNotFound, WrongExpectedVersion } from '../errors';
 import type {
+  AppendOptions,
   AppendResult,
   EventFilter,
   EventStore,
   EventToAppend,
-  ExpectedState,
   FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
@@ -52,6 +52,8 @@ const PINNED_RETRIES = 5;
 
 /** The KurrentDB / EventStoreDB adapter over the official gRPC client. */
 export class KurrentEventStore implements EventStore {
+  /** KurrentDB holds no table of the app's: a write that must go with an append is made first. */
+  readonly writesAlongside = false;
   private readonly notifier = new AppendNotifier();
 
   constructor(
@@ -67,11 +69,8 @@ export class KurrentEventStore implements EventStore {
    * The hash chain needs the stream's head, so `any` and `stream_exists` are pinned to the
    * revision just read and retried if another writer got in between.
    */
-  async append(
-    streamId: string,
-    events: EventToAppend[],
-    options: { expected?: ExpectedState } = {},
-  ): Promise<AppendResult> {
+  async append(streamId: string, events: EventToAppend[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (options.alongside) throw new Error('KurrentDB cannot write a statement alongside an append (writesAlongside).');
     const expected = options.expected ?? 'any';
     const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
     for (let attempt = 0; ; attempt++) {

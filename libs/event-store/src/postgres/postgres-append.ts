@@ -1,6 +1,6 @@
 import { Pool, type ClientBase } from 'pg';
 import { DuplicateEventIds, StreamDeleted, WrongExpectedVersion, type ActualState } from '../errors';
-import type { AppendResult, ExpectedState } from '../event-store.port';
+import type { AlongsideStatement, AppendResult, ExpectedState } from '../event-store.port';
 import { pgPosition } from '../position';
 import { hmacPads } from '../hash-chain';
 import { categoryOf, type PreparedEvent } from '../prepare-events';
@@ -42,20 +42,41 @@ interface AppendRow {
   last_position: bigint;
 }
 
-/** Runs es_append on `db` (a pool: its own transaction; a client: the caller's transaction). */
+/** es_append's parameters: the ones of a statement run alongside it follow them. */
+const APPEND_PARAMETERS = 13;
+
+/**
+ * The append with `alongside` as a data-modifying WITH query of the same statement: PostgreSQL
+ * runs it to completion whether or not the append reads it, and an error in either ends both.
+ */
+function withAlongside(alongside: AlongsideStatement): string {
+  const text = alongside.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + APPEND_PARAMETERS}`);
+  return `with alongside as (${text}) ${APPEND_SQL}`;
+}
+
+/**
+ * Runs es_append on `db` (a pool: its own transaction; a client: the caller's transaction), with
+ * `alongside` in the same statement when given.
+ */
 export async function runAppend(
   db: Queryable,
   streamId: string,
   events: PreparedEvent[],
   expected: ExpectedState,
   chainKey: Buffer | null = null,
+  alongside?: AlongsideStatement,
 ): Promise<AppendResult> {
   try {
-    const { rows } = await db.query<AppendRow>({
-      name: 'parley_es_append',
-      text: APPEND_SQL,
-      values: appendParameters(streamId, events, expected, chainKey),
-    });
+    const values = appendParameters(streamId, events, expected, chainKey);
+    const { rows } = await db.query<AppendRow>(
+      alongside
+        ? {
+            name: `parley_es_append+${alongside.name}`,
+            text: withAlongside(alongside),
+            values: [...values, ...alongside.values],
+          }
+        : { name: 'parley_es_append', text: APPEND_SQL, values },
+    );
     const row = rows[0];
     return { nextRevision: BigInt(row.next_revision), position: pgPosition(row.tx, row.last_position) };
   } catch (err) {

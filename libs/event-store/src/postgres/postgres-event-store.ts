@@ -2,11 +2,11 @@ import type { ClientBase, Pool } from 'pg';
 import { DomainError } from '@parley/core';
 import { StreamDeleted, StreamNotFound } from '../errors';
 import type {
+  AppendOptions,
   AppendResult,
   EventFilter,
   EventStore,
   EventToAppend,
-  ExpectedState,
   FeedPage,
   ReadAllOptions,
   ReadStreamOptions,
@@ -50,6 +50,7 @@ const STATUS_SOFT_DELETED = 1;
 
 /** The default event store: PostgreSQL tables (docs/event-store.md) over the app's pool. */
 export class PostgresEventStore implements EventStore {
+  readonly writesAlongside = true;
   private readonly notifier = new AppendNotifier();
   private readonly admin: StreamAdmin;
   private closed = false;
@@ -61,11 +62,7 @@ export class PostgresEventStore implements EventStore {
     this.admin = new StreamAdmin(pool);
   }
 
-  async append(
-    streamId: string,
-    events: EventToAppend[],
-    options: { expected?: ExpectedState } = {},
-  ): Promise<AppendResult> {
+  async append(streamId: string, events: EventToAppend[], options: AppendOptions = {}): Promise<AppendResult> {
     const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
     const result = await runAppend(
       this.pool,
@@ -73,6 +70,7 @@ export class PostgresEventStore implements EventStore {
       prepared,
       options.expected ?? 'any',
       this.options.chain?.key ?? null,
+      options.alongside,
     );
     this.notifier.notify();
     return result;
@@ -87,10 +85,17 @@ export class PostgresEventStore implements EventStore {
     client: ClientBase,
     streamId: string,
     events: EventToAppend[],
-    options: { expected?: ExpectedState } = {},
+    options: AppendOptions = {},
   ): Promise<AppendResult> {
     const prepared = prepareEvents(streamId, events, this.options.maxEventBytes);
-    return runAppend(client, streamId, prepared, options.expected ?? 'any', this.options.chain?.key ?? null);
+    return runAppend(
+      client,
+      streamId,
+      prepared,
+      options.expected ?? 'any',
+      this.options.chain?.key ?? null,
+      options.alongside,
+    );
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
