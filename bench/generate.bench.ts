@@ -9,7 +9,7 @@
  * the tool step the same `echo` call with the bare MCP SDK client in between. Added = a call's
  * time less the baseline's p50. Run with `npm run bench:generate`; results are recorded in
  * bench/README.md and bench/history.md. BENCH_CALLS (default 200) calls per scenario after
- * BENCH_WARMUP (default 20). BENCH_CPU_PROFILE=<dir> writes a CPU profile of each scenario's
+ * BENCH_WARMUP (default: 20, and at least two per caller). BENCH_CPU_PROFILE=<dir> writes a CPU profile of each scenario's
  * measured calls (turn-bench-support's startProfile). BENCH_ONLY=02 runs some scenarios (their indexes in SCENARIOS_ALL);
  * BENCH_STEPS=1 prints, for each scenario of
  * one caller, each step of a call (SQL statements, Redis commands, model requests) with its p50
@@ -39,7 +39,7 @@ import {
 
 const ADMIN_KEY = `pk_bench_${randomBytes(16).toString('hex')}`;
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
+const WARMUP = process.env.BENCH_WARMUP ? Number(process.env.BENCH_WARMUP) : null;
 const SCENARIOS_ALL = [
   { kind: 'plain', concurrency: 1, content: 'Hello there, how are you today?' },
   { kind: 'one MCP tool step', concurrency: 1, content: 'echo this, please' },
@@ -48,16 +48,31 @@ const SCENARIOS_ALL = [
 ] as const;
 const SCENARIOS = SCENARIOS_ALL.filter((_, i) => (process.env.BENCH_ONLY ?? '0123').includes(String(i)));
 
-/** Runs `call` from `concurrency` loops until `count` calls are done; each call's time in ms. */
-async function drive(concurrency: number, count: number, call: () => Promise<void>): Promise<number[]> {
+/**
+ * Runs `call` from `concurrency` loops, back to back, until `warmup + count` calls have started,
+ * and returns the times of the last `count` (ms). The loops run through from the warm-up into the
+ * measured calls: loops started together on cold caches made a wave whose calls were the slowest
+ * tenth of a 50-caller run, a tail of the benchmark's own. `measuring` runs before the first
+ * measured call starts (the other loops go on meanwhile).
+ */
+async function drive(
+  concurrency: number,
+  warmup: number,
+  count: number,
+  call: () => Promise<void>,
+  measuring: () => Promise<void> | void = () => undefined,
+): Promise<number[]> {
   const times: number[] = [];
-  let left = count;
+  let started = 0;
+  let onset: Promise<void> | null = null;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) {
-        const started = performance.now();
+      while (started < warmup + count) {
+        const measured = started++ >= warmup;
+        if (measured) await (onset ??= Promise.resolve(measuring()));
+        const at = performance.now();
         await call();
-        times.push(performance.now() - started);
+        if (measured) times.push(performance.now() - at);
       }
     }),
   );
@@ -106,11 +121,15 @@ async function main(): Promise<void> {
         if (res.status !== 200) throw new Error(`generate answered ${res.status}: ${JSON.stringify(body)}`);
         if (s.kind !== 'plain' && body.meta?.tool_steps !== 1) throw new Error('expected one tool step');
       };
-      await drive(s.concurrency, WARMUP, generate);
-      const first = await sim.requestCount();
-      clearTimelines();
-      const stopProfile = startProfile(`generate-${s.kind}-${s.concurrency}`);
-      const times = await drive(s.concurrency, CALLS, generate);
+      let first = 0;
+      let stopProfile: () => Promise<void> = async () => undefined;
+      // At least two calls per loop warm up, so that the measured ones run in a steady state.
+      const warmup = WARMUP ?? Math.max(20, 2 * s.concurrency);
+      const times = await drive(s.concurrency, warmup, CALLS, generate, async () => {
+        first = await sim.requestCount();
+        clearTimelines();
+        stopProfile = startProfile(`generate-${s.kind}-${s.concurrency}`);
+      });
       await stopProfile();
       if (s.concurrency === 1 && process.env.BENCH_STEPS)
         process.stdout.write(`Steps of a call, ${s.kind}, ms (the server's marks):\n${stepTable(false)}\n\n`);
@@ -133,8 +152,7 @@ async function main(): Promise<void> {
           for await (const _chunk of stream);
         }
       };
-      await drive(s.concurrency, WARMUP, bare);
-      const baseline = await drive(s.concurrency, CALLS, bare);
+      const baseline = await drive(s.concurrency, warmup, CALLS, bare);
       const base = percentiles(baseline);
       const parley = percentiles(times);
       const added = percentiles(times.map((t) => t - base.p50));
