@@ -25,23 +25,27 @@ describe('SpendBudgets: which budgets apply, kept for BUDGETS_CACHE_MS', () => {
   });
 
   it('reads them once within the time, sees a change made here at once and one made elsewhere after it', async () => {
-    const here = budgetsOf(300);
-    const elsewhere = budgetsOf(300);
+    const here = budgetsOf(60_000);
+    // Two other processes: one whose time outlasts the test, one whose time is short.
+    const elsewhere = budgetsOf(60_000);
+    const shortly = budgetsOf(100);
     const catalog = new CatalogService(t.dataSource, testCipher(), null, null, null, here);
     const queries = jest.spyOn(pool, 'query');
     try {
       expect(await here.applying(spender)).toEqual([]);
       expect(await elsewhere.applying(spender)).toEqual([]);
+      expect(await shortly.applying(spender)).toEqual([]);
       await Promise.all([here.applying(spender), here.applying(spender)]);
-      expect(queries).toHaveBeenCalledTimes(2);
+      expect(queries).toHaveBeenCalledTimes(3);
 
       await catalog.apply(budget('DAILY'), { dryRun: false });
       // This process applied it: its next model call counts it.
       expect((await here.applying(spender)).map((b) => b.code)).toEqual(['DAILY']);
-      // Another process keeps what it read until its time is up.
+      // Another process keeps what it read until its time is up…
       expect(await elsewhere.applying(spender)).toEqual([]);
-      await new Promise((r) => setTimeout(r, 350));
-      expect(await elsewhere.applying(spender)).toEqual([expect.objectContaining({ code: 'DAILY', cap: 5 })]);
+      // …and reads again once it is.
+      await new Promise((r) => setTimeout(r, 150));
+      expect(await shortly.applying(spender)).toEqual([expect.objectContaining({ code: 'DAILY', cap: 5 })]);
     } finally {
       queries.mockRestore();
     }
