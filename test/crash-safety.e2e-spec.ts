@@ -100,6 +100,27 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
       child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
     });
 
+  /**
+   * The real worker deployable (apps/worker), whose SIGTERM handler stops the application
+   * gracefully, once it runs; the workers of earlier tests go first, so that it takes the turn.
+   */
+  const startWorkerDeployable = async (extraEnv: Record<string, string> = {}) => {
+    for (const child of children) child.kill('SIGKILL');
+    const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info', ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let out = '';
+    worker.stdout!.on('data', (d) => (out += String(d)));
+    worker.stderr!.on('data', (d) => (out += String(d)));
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    await until(() => out.includes('parley-worker running') || worker.exitCode !== null, 30_000, 50);
+    expect(worker.exitCode).toBeNull();
+    return { worker, exited, output: () => out };
+  };
+
   const post = (path: string, body: unknown, to = url) => callerOf(to)('POST', path, body);
   const events = (id: string): Promise<RecordedEvent[]> => store.readStream(`conversation-${id}`);
   /**
@@ -212,21 +233,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     const text = 'This answer streams slowly, so that the worker is asked to stop while it is still being written.';
     simulator.script([{ reply: { text } }]);
     simulator.setLatency(60);
-    // The workers of earlier tests go, so that this one takes the turn.
-    for (const child of children) child.kill('SIGKILL');
-    // The real deployable (apps/worker), whose SIGTERM handler stops the application gracefully.
-    const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(worker);
-    let out = '';
-    worker.stdout!.on('data', (d) => (out += String(d)));
-    worker.stderr!.on('data', (d) => (out += String(d)));
-    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
-    await until(() => out.includes('parley-worker running') || worker.exitCode !== null, 30_000, 50);
-    expect(worker.exitCode).toBeNull();
+    const { worker, exited } = await startWorkerDeployable();
 
     const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
     expect((await post(`/api/v1/conversations/${id}/messages`, { content: 'tell me', wait: false })).status).toBe(202);
@@ -247,20 +254,11 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
   it('hands a turn still running at the end of SHUTDOWN_GRACE_MS on at once: the stopping worker exits cleanly, another finishes the turn', async () => {
     simulator.setLatency(5);
     simulator.script([{ reply: { hang: true }, times: 1 }, { reply: { text: 'Answered by the next worker.' } }]);
-    for (const child of children) child.kill('SIGKILL');
-    const worker = spawn(process.execPath, ['-r', './tools/register.js', 'apps/worker/src/main.ts'], {
-      cwd: ROOT,
-      // Leases far longer than the test: only the abort can hand the turn on in time.
-      env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '500', QUEUE_LOCK_MS: '60000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    // Leases far longer than the test: only the abort can hand the turn on in time.
+    const { worker, exited, output } = await startWorkerDeployable({
+      SHUTDOWN_GRACE_MS: '500',
+      QUEUE_LOCK_MS: '60000',
     });
-    children.push(worker);
-    let out = '';
-    worker.stdout!.on('data', (d) => (out += String(d)));
-    worker.stderr!.on('data', (d) => (out += String(d)));
-    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
-    await until(() => out.includes('parley-worker running') || worker.exitCode !== null, 30_000, 50);
-    expect(worker.exitCode).toBeNull();
 
     const id = (await post('/api/v1/conversations', { agentCode: 'HELPDESK', actionCode: 'CHAT' })).body.conversationId;
     expect(
@@ -274,7 +272,7 @@ describe('crash safety: a worker killed mid-turn loses nothing', () => {
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(8_000);
-    expect(out).toContain('stopped by the shutdown; its job is handed on');
+    expect(output()).toContain('stopped by the shutdown; its job is handed on');
     expect((await events(id)).at(-1)!.type).not.toBe('ConversationCompleted');
 
     await startWorker();

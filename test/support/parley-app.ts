@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CatalogService } from '@parley/catalog';
 import { type Config, loadConfig } from '@parley/config';
 import { createLogger } from '@parley/observability';
+import { settlesWithin } from '@parley/platform';
 import type { DestinationStream } from 'pino';
 import {
   createTestDatabase,
@@ -125,19 +126,12 @@ export async function startParley(
  * Says on stderr which step of a test's teardown is still running after 10 s (a hung hook names
  * itself); with `giveUpMs`, the teardown goes on without it after that long.
  */
-function saysIfSlow(step: string, work: Promise<unknown>, giveUpMs?: number): Promise<unknown> {
+async function saysIfSlow(step: string, work: Promise<unknown>, giveUpMs?: number): Promise<unknown> {
   const timer = setTimeout(() => process.stderr.write(`test Parley: ${step} still running after 10 s\n`), 10_000);
   const done = work.finally(() => clearTimeout(timer));
-  if (giveUpMs === undefined) return done;
+  if (giveUpMs === undefined || (await settlesWithin(done, giveUpMs))) return done;
   done.catch(() => undefined);
-  let giveUp: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    giveUp = setTimeout(() => {
-      process.stderr.write(`test Parley: ${step} gave up on after ${giveUpMs} ms\n`);
-      resolve();
-    }, giveUpMs);
-  });
-  return Promise.race([done, late]).finally(() => clearTimeout(giveUp));
+  process.stderr.write(`test Parley: ${step} gave up on after ${giveUpMs} ms\n`);
 }
 
 /** A command API beside a running Parley: the same server without the turn worker, on `config`. */

@@ -89,20 +89,15 @@ export class ConversationKeys {
     const cached = this.cached(conversationId);
     if (cached && cached.kind !== 'none') return null;
     const { key, wrapped } = this.newKey(conversationId);
-    const row: KeyRow = {
-      conversation_id: conversationId,
-      key_id: wrapped.keyId,
-      wrapped_key: wrapped.ciphertext,
-      erased_at: null,
-    };
+    const state = { kind: 'key' as const, key: createSecretKey(Buffer.from(key, 'base64')) };
     return {
-      key: createSecretKey(Buffer.from(key, 'base64')),
+      key: state.key,
       insert: {
         name: 'conversation_keys_insert',
         text: 'insert into conversation_keys (conversation_id, key_id, wrapped_key, owner) values ($1, $2, $3, $4)',
         values: [conversationId, wrapped.keyId, wrapped.ciphertext, owner],
       },
-      keep: () => void this.remember(row, key),
+      keep: () => this.store(conversationId, state),
     };
   }
 

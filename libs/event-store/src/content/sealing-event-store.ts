@@ -16,7 +16,8 @@ import { ForwardingEventStore } from '../forwarding-event-store';
 import { categoryOf } from '../prepare-events';
 import { ERASED, openDeep, openToken, sealValue } from './content-cipher';
 import { mapContent } from './content-fields';
-import { isKeyTaken, type ConversationKeys, type KeyState, type MadeKey } from './conversation-keys';
+import type { KeyObject } from 'node:crypto';
+import { isKeyTaken, type ConversationKeys, type KeyState } from './conversation-keys';
 
 const CONVERSATION = 'conversation';
 const conversationIdOf = (streamId: string) => streamId.slice(CONVERSATION.length + 1);
@@ -68,7 +69,7 @@ export class SealingEventStore extends ForwardingEventStore {
         : null;
     if (made) {
       try {
-        const result = await this.raw.append(streamId, this.sealed(events, conversationId, made), {
+        const result = await this.raw.append(streamId, this.sealed(events, conversationId, made.key), {
           ...options,
           alongside: made.insert,
         });
@@ -81,20 +82,16 @@ export class SealingEventStore extends ForwardingEventStore {
     }
     const state = await this.keys.stateOf(conversationId, this.encrypt, owner);
     if (state.kind === 'none') return this.raw.append(streamId, events, options);
-    return this.raw.append(streamId, this.sealed(events, conversationId, state), options);
+    const key = state.kind === 'key' ? state.key : null;
+    return this.raw.append(streamId, this.sealed(events, conversationId, key), options);
   }
 
-  /** The events with their content sealed with the conversation's key, or `[erased]` after an erasure. */
-  private sealed(
-    events: EventToAppend[],
-    conversationId: string,
-    state: Exclude<KeyState, { kind: 'none' }> | MadeKey,
-  ): EventToAppend[] {
+  /** The events with their content sealed with the conversation's key; with none (erased), `[erased]`. */
+  private sealed(events: EventToAppend[], conversationId: string, key: KeyObject | null): EventToAppend[] {
     // An empty text (no reasoning in a chunk) says nothing: it stays as it is.
-    const seal =
-      'kind' in state && state.kind === 'erased'
-        ? () => ERASED
-        : (value: unknown) => (value === '' ? value : sealValue(state.key, conversationId, value));
+    const seal = key
+      ? (value: unknown) => (value === '' ? value : sealValue(key, conversationId, value))
+      : () => ERASED;
     return this.timed(() =>
       events.map((e) =>
         e && typeof e === 'object' && typeof e.type === 'string' ? { ...e, data: mapContent(e.type, e.data, seal) } : e,

@@ -1,13 +1,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  AFTER_ABORT_MS,
-  settlesWithin,
-  type EnqueueOptions,
-  type JobHandler,
-  type JobQueue,
-  type ProcessOptions,
-} from './job-queue.port';
+import { drainJobs } from './drain';
+import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
 
 export interface BullMqOptions {
   /** Key prefix in Redis: `<prefix>` (tests use a unique one per file). */
@@ -179,10 +173,8 @@ export class BullMqJobQueue implements JobQueue {
     const started = [...this.local.values()].flatMap((h) => [...h.running.values()]);
     this.local.clear();
     const settled = Promise.all([...started, ...this.workers.map((w) => w.close())]);
-    if (!(await settlesWithin(settled, this.options.shutdownGraceMs ?? 10_000))) {
-      this.stopping.abort(new Error('the process is shutting down'));
-      if (!(await settlesWithin(settled, AFTER_ABORT_MS))) await Promise.all(this.workers.map((w) => w.close(true)));
-    }
+    if (!(await drainJobs(settled, this.options.shutdownGraceMs ?? 10_000, this.stopping)))
+      await Promise.all(this.workers.map((w) => w.close(true)));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await Promise.all(this.workerConnections.map((c) => c.quit().catch(() => c.disconnect())));
   }

@@ -1,11 +1,5 @@
-import {
-  AFTER_ABORT_MS,
-  settlesWithin,
-  type EnqueueOptions,
-  type JobHandler,
-  type JobQueue,
-  type ProcessOptions,
-} from './job-queue.port';
+import { drainJobs } from './drain';
+import type { EnqueueOptions, JobHandler, JobQueue, ProcessOptions } from './job-queue.port';
 
 interface Pending {
   id: string;
@@ -63,10 +57,7 @@ export class InProcessJobQueue implements JobQueue {
     this.closed = true;
     for (const q of this.queues.values()) for (const t of q.timers) clearTimeout(t);
     this.queues.clear();
-    const settled = Promise.all(this.running);
-    if (await settlesWithin(settled, this.shutdownGraceMs)) return;
-    this.stopping.abort(new Error('the process is shutting down'));
-    await settlesWithin(settled, AFTER_ABORT_MS);
+    await drainJobs(Promise.all(this.running), this.shutdownGraceMs, this.stopping);
   }
 
   private queue(name: string) {

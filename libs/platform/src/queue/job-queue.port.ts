@@ -47,29 +47,9 @@ export interface JobQueue {
   /**
    * Stops taking jobs, lets the running ones finish within the grace, then aborts them (their
    * JobContext.signal) and hands them on; resolves once they have settled, or at the latest
-   * AFTER_ABORT_MS after the abort.
+   * AFTER_ABORT_MS after the abort (drainJobs, drain.ts).
    */
   close(): Promise<void>;
 }
 
 export const JOB_QUEUE = Symbol('parley.job-queue');
-
-/** How long close() waits for aborted jobs to settle before it lets them go. */
-export const AFTER_ABORT_MS = 5_000;
-
-/** Whether `work` settles within `ms` (its rejection counts as settled: the job's own handling reports it). */
-export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([
-      work.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
