@@ -9,6 +9,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../libs/config/src';
+import { createLogger, type Logger } from '../libs/observability/src';
+import pino from 'pino';
 import { createScratchDatabase } from '../libs/testing/src';
 import type { ClientReply, ClientRequest } from './client-process';
 
@@ -386,4 +388,27 @@ export function benchConfig(adminKey: string, env: Record<string, string | undef
     RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     ...env,
   });
+}
+
+/**
+ * The settings that put every feature on in a benchmark's server, as production runs it: NATS
+ * (the integration relay and live deltas; `BENCH_NATS=0` turns it off) and `LOG_LEVEL` info
+ * (`BENCH_LOG_LEVEL` to change).
+ */
+export function everyFeatureOn(): Record<string, string | undefined> {
+  return {
+    NATS_URL: process.env.BENCH_NATS === '0' ? undefined : (process.env.NATS_URL ?? 'nats://127.0.0.1:4222'),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  };
+}
+
+/**
+ * The logger of a benchmark's server at its config's level: every line formatted and written, as
+ * to a production process's stdout, but into `BENCH_LOG_FILE` (default /dev/null).
+ */
+export function benchLogger(config: Config): Logger {
+  return createLogger(
+    { level: config.log.level },
+    pino.destination({ dest: process.env.BENCH_LOG_FILE ?? '/dev/null', sync: true }),
+  );
 }

@@ -21,7 +21,6 @@
  */
 import 'reflect-metadata';
 import { cipherOps, EVENT_STORE, SealingEventStore, type EventStore } from '../libs/event-store/src';
-import { createLogger } from '../libs/observability/src';
 import { ApiKeysService } from '../libs/auth/src';
 import { CatalogService } from '../libs/catalog/src';
 import { createHttpApp } from '../libs/transport/src';
@@ -31,9 +30,11 @@ import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   benchConfig,
+  benchLogger,
   clearTimelines,
   countStatements,
   createBenchDatabase,
+  everyFeatureOn,
   turnTimelines,
   percentiles,
   startProfile,
@@ -78,13 +79,14 @@ async function main(): Promise<void> {
     DATABASE_URL: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',
+    ...everyFeatureOn(),
     // How streamed replies are cut into stored events, to compare windows (unset: the defaults).
     STREAM_EVENT_FIRST_MS: process.env.STREAM_EVENT_FIRST_MS,
     STREAM_EVENT_WINDOW_MS: process.env.STREAM_EVENT_WINDOW_MS,
     STREAM_EVENT_MAX_WINDOW_MS: process.env.STREAM_EVENT_MAX_WINDOW_MS,
     STREAM_EVENT_MAX_CHARS: process.env.STREAM_EVENT_MAX_CHARS,
   });
-  const app = await createHttpApp(AppModule.forRoot(config), config, createLogger({ level: 'silent' }));
+  const app = await createHttpApp(AppModule.forRoot(config), config, benchLogger(config));
   // The command API of the split scenarios (the same server without the worker, in this process),
   // started before the first of them, so its projector stays on standby behind the server's.
   let front: typeof app | null = null;
@@ -120,11 +122,7 @@ async function main(): Promise<void> {
       for (const encrypt of modes) {
         if (encrypt !== null) sealing!.encrypt = encrypt;
         if (s.split && !front) {
-          front = await createHttpApp(
-            AppModule.forRoot(config, { worker: false }),
-            config,
-            createLogger({ level: 'silent' }),
-          );
+          front = await createHttpApp(AppModule.forRoot(config, { worker: false }), config, benchLogger(config));
           instrument(front);
           await front.listen(0, '127.0.0.1');
         }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { NATS_RETRY_MS, NatsLink } from '@parley/platform';
-import { freePort, killProcess, startNatsServer } from '@parley/testing';
+import { freePort, killProcess, startNatsServer, until } from '@parley/testing';
 import { InProcessLiveDeltas } from './in-process-live-deltas';
 import type { LiveDelta } from './live-deltas.port';
 import { NatsLiveDeltas } from './nats-live-deltas';
@@ -41,6 +41,35 @@ describe('live deltas', () => {
       await subscriber.connection!.flush();
       new NatsLiveDeltas(publisher, prefix).publish('c1', delta);
       await expect(received).resolves.toEqual(delta);
+    });
+
+    it('sends the deltas a conversation publishes in one turn of the event loop as one message per call and kind, in order', async () => {
+      const prefix = `live${Date.now()}j`;
+      const seen: LiveDelta[] = [];
+      const other: LiveDelta[] = [];
+      new NatsLiveDeltas(subscriber, prefix).subscribe('c1', (d) => seen.push(d));
+      new NatsLiveDeltas(subscriber, prefix).subscribe('c2', (d) => other.push(d));
+      await subscriber.connection!.flush();
+      const live = new NatsLiveDeltas(publisher, prefix);
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 1, reasoning: 'Let me ' });
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 1, reasoning: 'think.' });
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 1, text: 'Hel' });
+      live.publish('c2', { turnNo: 3, callNo: 2, attempt: 1, text: 'Other' });
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 1, text: 'lo' });
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 2, text: 'Hi' });
+      await new Promise((r) => setImmediate(r));
+      // A delta published in a later turn of the loop goes on its own.
+      live.publish('c1', { turnNo: 1, callNo: 1, attempt: 2, text: ' there' });
+      await new Promise((r) => setImmediate(r));
+      await publisher.connection!.flush();
+      await until(() => seen.length === 4 && other.length === 1, 5000);
+      expect(seen).toEqual([
+        { turnNo: 1, callNo: 1, attempt: 1, reasoning: 'Let me think.' },
+        { turnNo: 1, callNo: 1, attempt: 1, text: 'Hello' },
+        { turnNo: 1, callNo: 1, attempt: 2, text: 'Hi' },
+        { turnNo: 1, callNo: 1, attempt: 2, text: ' there' },
+      ]);
+      expect(other).toEqual([{ turnNo: 3, callNo: 2, attempt: 1, text: 'Other' }]);
     });
 
     it(

@@ -20,6 +20,8 @@ const DUPLICATE_WINDOW_MS = 10 * 60_000;
 const HEADER_ROOM = 512;
 // The server's default max_payload, used until the connection has reported its own.
 const DEFAULT_NATS_MAX_PAYLOAD = 1_048_576;
+// After a wake-up, how long the relay waits before reading, so that a turn's appends go as one batch.
+const COALESCE_MS = 15;
 // JetStream's "message size exceeds maximum allowed" (a stream's max_msg_size).
 const JS_MESSAGE_TOO_LARGE = 10054;
 
@@ -91,10 +93,12 @@ export interface RelayOptions {
 /**
  * Publishes every stored conversation event to JetStream on `<prefix>.evt.<type>.<conversationId>`,
  * with the event id as message id. An event over the connection's max_payload is published
- * trimmed (`trimmedEventView`); one refused even so goes to the dead letters (`<prefix>.dlq.>`). A checkpointed subscription: each batch is published in
- * feed order, every ack awaited, and only then is the checkpoint committed — at least once, in
- * order per conversation, resumable; a batch published twice after a crash is deduplicated by
- * JetStream.
+ * trimmed (`trimmedEventView`); one refused even so goes to the dead letters (`<prefix>.dlq.>`).
+ * A checkpointed subscription: each batch is sent in feed order, every ack awaited, and only then
+ * is the checkpoint committed — at least once, in order per conversation, resumable; a batch
+ * published twice after a crash is deduplicated by JetStream. The one way to break the order: a
+ * JetStream that refuses one event of a batch for a passing reason (a stream limit with
+ * `discard: new`) yet stores the next; the retry then stores the refused one after it.
  */
 export async function runIntegrationRelay(options: RelayOptions): Promise<SubscriptionRunner> {
   const { pool, feed, nats, prefix, pollMs, onError, onDeadLetter } = options;
@@ -115,30 +119,31 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
   const js = nats.jetstream();
 
   /**
-   * Publishes one event: whole when it fits NATS's max_payload, else trimmed to a pointer; a
-   * message that NATS or JetStream still refuses for its size becomes a dead letter, so the
-   * events after it go on.
+   * Sends one event, whole when it fits NATS's max_payload, else trimmed to a pointer, and returns
+   * JetStream's ack to come. A message that NATS or JetStream then refuses for its size becomes a
+   * dead letter (`deadLetter`), so the events after it go on.
    */
-  const publish = async (e: RecordedEvent): Promise<void> => {
+  const send = (e: RecordedEvent) => {
     const whole = encoder.encode(JSON.stringify(eventView(e)));
     const maxPayload = nats.info?.max_payload ?? DEFAULT_NATS_MAX_PAYLOAD;
     const data =
       whole.length + HEADER_ROOM <= maxPayload
         ? whole
         : encoder.encode(JSON.stringify(trimmedEventView(e, whole.length)));
-    try {
-      await js.publish(integrationSubject(prefix, e), data, { msgID: e.eventId });
-    } catch (err) {
-      if (!isTooLarge(err)) throw err;
-      const letter = {
-        reason: 'too_large',
-        error: err instanceof Error ? err.message : String(err),
-        bytes: whole.length,
-        event: trimmedEventView(e, whole.length),
-      };
-      await js.publish(deadLetterSubject(prefix, e), encoder.encode(JSON.stringify(letter)), { msgID: e.eventId });
-      onDeadLetter?.(e, err);
-    }
+    const ack = js.publish(integrationSubject(prefix, e), data, { msgID: e.eventId });
+    // Awaited in order below; until then a refusal must not count as unhandled.
+    ack.catch(() => undefined);
+    return { e, bytes: whole.length, ack };
+  };
+  const deadLetter = async (e: RecordedEvent, bytes: number, err: unknown): Promise<void> => {
+    const letter = {
+      reason: 'too_large',
+      error: err instanceof Error ? err.message : String(err),
+      bytes,
+      event: trimmedEventView(e, bytes),
+    };
+    await js.publish(deadLetterSubject(prefix, e), encoder.encode(JSON.stringify(letter)), { msgID: e.eventId });
+    onDeadLetter?.(e, err);
   };
 
   return runSubscription({
@@ -149,12 +154,28 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     batchSize: 200,
     pollMs,
     retryMs: 1000,
+    // A turn's appends come a few ms apart: read and published as one batch.
+    coalesceMs: COALESCE_MS,
+    // The checkpoint commits without waiting for its WAL flush: a database crash that loses its
+    // last moves has the relay publish those events again, and JetStream drops them as duplicates.
+    synchronousCommit: false,
     // Published before the checkpoint moves, outside any transaction: a batch published again
-    // after a failed move is dropped by JetStream's duplicate window (msgID = event id).
+    // after a failed move is dropped by JetStream's duplicate window (msgID = event id). The
+    // whole batch is sent at once, in feed order on one connection, which JetStream stores in
+    // that order; the acks are then awaited in the same order, so a batch costs one round trip
+    // rather than one per event.
     async react(events) {
       if (!streamKnown) await ensureStreams();
       streamKnown = false;
-      for (const e of events) await publish(e);
+      const sent = events.map(send);
+      for (const { e, bytes, ack } of sent) {
+        try {
+          await ack;
+        } catch (err) {
+          if (!isTooLarge(err)) throw err;
+          await deadLetter(e, bytes, err);
+        }
+      }
       streamKnown = true;
     },
     onError,
