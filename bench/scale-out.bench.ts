@@ -14,8 +14,8 @@
  * turn (pg_stat_database, this database's alone). Each conversation has
  * BENCH_TURNS_PER_CONVERSATION (10) turns after one warm-up turn, and each loop goes on with a new
  * conversation until about BENCH_TURNS (1,000) turns are done. BENCH_LOG_LEVEL sets the
- * processes' LOG_LEVEL (default `silent`, as `bench:turn` runs its server; their output is
- * discarded).
+ * processes' LOG_LEVEL (default `info`, as `bench:turn` runs its server: every feature on; their
+ * output is discarded).
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   const results: DeploymentResult[] = [];
   const deployment = async (apps: [string, string][], body: (procs: Proc[], databaseUrl: string) => Promise<void>) => {
     const db = await createScratchDatabase('bench_scale', ADMIN_URL);
-    const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'silent');
+    const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'info');
     const procs: Proc[] = [];
     try {
       // One at a time: the projector first, so it holds the read models' subscription.

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
 import type { Pool } from 'pg';
@@ -47,4 +48,62 @@ describeEventStoreContract('PostgresEventStore', async () => {
       await database.drop();
     },
   };
+});
+
+const noted = (n: number) => ({ eventId: randomUUID(), type: 'Noted', data: { n }, metadata: {} });
+
+describe('PostgresEventStore: a page of the feed read by two callers at once', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+  const pageReads: string[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase('event_store_pages');
+    pool = createPgPool({ url: database.url, max: 4 });
+    // Counts the statements that read a page, as PostgreSQL receives them.
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const name = (args[0] as { name?: string }).name;
+      if (name?.startsWith('parley_es_read_page')) pageReads.push(name);
+      return query(...args);
+    };
+    store = new PostgresEventStore(pool, options);
+    await store.append('conversation-a', [noted(1)]);
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+    await database.drop();
+  });
+  beforeEach(() => (pageReads.length = 0));
+
+  const filter = { categories: ['conversation'] };
+
+  it('is read once, and each caller gets the same events in a list of its own', async () => {
+    const [a, b] = await Promise.all([store.readPage(null, filter, 500), store.readPage(null, filter, 500)]);
+    expect(pageReads).toHaveLength(1);
+    expect(a.events.map((e) => e.type)).toEqual(['Noted']);
+    expect(b).toEqual(a);
+    expect(b.events).not.toBe(a.events);
+  });
+
+  it('is read again by a caller that comes after an append of this process, and shows that append', async () => {
+    const first = store.readPage(null, filter, 500);
+    await store.append('conversation-b', [noted(2)]);
+    const [before, after] = await Promise.all([first, store.readPage(null, filter, 500)]);
+    expect(pageReads).toHaveLength(2);
+    expect(after.events).toHaveLength(before.events.length + 1);
+  });
+
+  it('is read for each caller once the first read has ended, and for another page or filter', async () => {
+    await store.readPage(null, filter, 500);
+    await store.readPage(null, filter, 500);
+    await Promise.all([
+      store.readPage(null, filter, 500),
+      store.readPage(null, filter, 1),
+      store.readPage(null, { categories: ['other'] }, 500),
+    ]);
+    expect(pageReads).toHaveLength(5);
+  });
 });

@@ -52,6 +52,12 @@ const STATUS_SOFT_DELETED = 1;
 export class PostgresEventStore implements EventStore {
   readonly writesAlongside = true;
   private readonly notifier = new AppendNotifier();
+  /**
+   * Reads of the feed in flight, by page, with the append mark they began at: the read models
+   * and the integration relay wake on the same append and ask for the same page, which is then
+   * read once. Each entry goes when its read ends.
+   */
+  private readonly pagesInFlight = new Map<string, { mark: number; page: Promise<FeedPage> }>();
   private readonly admin: StreamAdmin;
   private closed = false;
 
@@ -119,7 +125,34 @@ export class PostgresEventStore implements EventStore {
     return page.events;
   }
 
+  /**
+   * A page of the feed. A read of the very page another caller is reading, with no append of
+   * this process since that read began, shares its result (each caller gets its own list of the
+   * same events): what the shared read cannot show, an append of another process, the later
+   * caller could have missed by a moment as well.
+   */
   async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number | null): Promise<FeedPage> {
+    const key = `${after}|${filter?.categories?.join(',') ?? ''}|${filter?.eventTypes?.join(',') ?? ''}|${maxCount}`;
+    const mark = this.notifier.mark;
+    let read = this.pagesInFlight.get(key);
+    if (!read || read.mark !== mark) {
+      const entry = { mark, page: this.queryPage(after, filter, maxCount) };
+      this.pagesInFlight.set(key, entry);
+      const forget = () => {
+        if (this.pagesInFlight.get(key) === entry) this.pagesInFlight.delete(key);
+      };
+      entry.page.then(forget, forget);
+      read = entry;
+    }
+    const page = await read.page;
+    return { ...page, events: [...page.events] };
+  }
+
+  private async queryPage(
+    after: string | null,
+    filter: EventFilter | undefined,
+    maxCount: number | null,
+  ): Promise<FeedPage> {
     const from = after === null ? ({ kind: 'pg', tx: 0n, pos: 0n } as const) : parsePosition(after);
     if (from.kind === 'esdb') {
       throw DomainError.validation(

@@ -151,7 +151,8 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     feed,
     subscriptionId: `${RELAY_SUBSCRIPTION_ID}:${prefix}`,
     filter: { categories: [CONVERSATION_CATEGORY] },
-    batchSize: 200,
+    // The read models' batch size: the same page of the feed is then read once for both.
+    batchSize: 500,
     pollMs,
     retryMs: 1000,
     // A turn's appends come a few ms apart: read and published as one batch.
