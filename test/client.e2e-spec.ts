@@ -94,7 +94,9 @@ describe('the typed client, @parley/client', () => {
       expect(started).toMatchObject({ status: 'NS', position: expect.stringMatching(/^pg:/) });
       const id = started.conversationId;
 
-      // Followed live: the reply's text deltas come before the turn's end.
+      // Followed live: the reply's text deltas come before the turn's end, as a model streams
+      // them (a chunk every 5 ms; deltas that arrive together go as one).
+      parley.simulator.setLatency(5);
       let following!: () => void;
       const subscribed = new Promise<void>((resolve) => (following = resolve));
       const live = take(client.conversations.stream(id), (f) => {
@@ -105,6 +107,7 @@ describe('the typed client, @parley/client', () => {
       const hello = await client.conversations.send(id, { content: 'Hello!' }, { wait: true });
       expect(hello).toMatchObject({ done: true, status: 'CO', reply: expect.stringContaining('Hello from') });
       const followed = await live;
+      parley.simulator.setLatency(0);
       const deltas = followed.filter((f) => f.event === 'delta').map((f) => (f.data as { text?: string }).text ?? '');
       expect(deltas.length).toBeGreaterThan(1);
       expect(deltas.join('')).toBe((hello as TurnResult & { done: true }).reply);
