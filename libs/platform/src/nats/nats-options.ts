@@ -23,7 +23,9 @@ export function natsConnectSettings(url: string, settings: Config['nats']): Nats
   parsed.username = '';
   parsed.password = '';
   const shownUrl = parsed.toString();
-  const options: ConnectionOptions = { servers: shownUrl };
+  // No stack captured per request (the relay sends one per event): Parley logs a NATS failure's
+  // message, not where the request began.
+  const options: ConnectionOptions = { servers: shownUrl, noAsyncTraces: true };
   const secrets: string[] = [];
   if (user) {
     options.user = user;

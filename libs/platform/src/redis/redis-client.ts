@@ -2,8 +2,9 @@ import { Redis } from 'ioredis';
 
 /**
  * One ioredis connection with the settings every Parley use needs: commands fail fast while
- * Redis is down (rate limits and readiness must answer, not queue for ever), and reconnects
- * go on in the background so the service recovers by itself when Redis returns.
+ * Redis is down (rate limits and readiness must answer, not queue for ever), reconnects go on in
+ * the background so the service recovers by itself when Redis returns, and the commands of one
+ * tick are pipelined.
  */
 function createRedis(url: string): Redis {
   const redis = new Redis(url, {
@@ -11,6 +12,9 @@ function createRedis(url: string): Redis {
     enableOfflineQueue: false,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Commands sent in the same tick (many conversations' rate limits, turn slots and caches
+    // under load) go to Redis in one write.
+    enableAutoPipelining: true,
   });
   // Without a listener a lost connection is an unhandled 'error' event that ends the process.
   redis.on('error', () => undefined);
