@@ -326,7 +326,8 @@ export class SubscriptionRunner {
     // stays open across round trips.
     if (events.length > 0) await this.options.react?.(events);
     const { text, values } = checkpoint.statement(1);
-    return own.query(text, values).then((result) => result.rowCount === 1);
+    // Prepared once on the subscription's own connection: it runs after every batch.
+    return own.query({ name: 'parley_checkpoint_swap', text, values }).then((result) => result.rowCount === 1);
   }
 
   /** One batch and its checkpoint in one transaction that holds the checkpoint row from its start. */
