@@ -96,14 +96,26 @@ describe('PostgresEventStore: a page of the feed read by two callers at once', (
     expect(after.events).toHaveLength(before.events.length + 1);
   });
 
-  it('is read for each caller once the first read has ended, and for another page or filter', async () => {
+  it('serves a smaller page from a larger one in flight, cut to its size, and not the other way round', async () => {
+    const [whole, one] = await Promise.all([store.readPage(null, filter, 500), store.readPage(null, filter, 1)]);
+    expect(pageReads).toHaveLength(1);
+    expect(whole.events.length).toBeGreaterThan(1);
+    expect(one).toEqual({ events: [whole.events[0]], scannedTo: whole.events[0]!.position });
+    expect(one).toEqual(await store.readPage(null, filter, 1));
+    pageReads.length = 0;
+    await Promise.all([store.readPage(null, filter, 1), store.readPage(null, filter, 500)]);
+    expect(pageReads).toHaveLength(2);
+  });
+
+  it('is read for each caller once the first read has ended, and for another position or filter', async () => {
     await store.readPage(null, filter, 500);
     await store.readPage(null, filter, 500);
+    const { events } = await store.readPage(null, filter, 500);
     await Promise.all([
       store.readPage(null, filter, 500),
-      store.readPage(null, filter, 1),
+      store.readPage(events[0]!.position, filter, 500),
       store.readPage(null, { categories: ['other'] }, 500),
     ]);
-    expect(pageReads).toHaveLength(5);
+    expect(pageReads).toHaveLength(6);
   });
 });

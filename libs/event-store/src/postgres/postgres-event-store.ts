@@ -53,11 +53,14 @@ export class PostgresEventStore implements EventStore {
   readonly writesAlongside = true;
   private readonly notifier = new AppendNotifier();
   /**
-   * Reads of the feed in flight, by page, with the append mark they began at: the read models
-   * and the integration relay wake on the same append and ask for the same page, which is then
-   * read once. Each entry goes when its read ends.
+   * Reads of the feed in flight, by position and filter, with their size and the append mark they
+   * began at: the read models and the integration relay wake on the same append and ask for the
+   * same page, which is then read once. Each entry goes when its read ends.
    */
-  private readonly pagesInFlight = new Map<string, { mark: number; page: Promise<FeedPage> }>();
+  private readonly pagesInFlight = new Map<
+    string,
+    { mark: number; maxCount: number | null; page: Promise<FeedPage> }
+  >();
   private readonly admin: StreamAdmin;
   private closed = false;
 
@@ -126,26 +129,24 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * A page of the feed. A read of the very page another caller is reading, with no append of
-   * this process since that read began, shares its result (each caller gets its own list of the
-   * same events): what the shared read cannot show, an append of another process, the later
-   * caller could have missed by a moment as well.
+   * A page of the feed. A read from the same position with the same filter that another caller
+   * is making, for at least as many events, with no append of this process since it began,
+   * serves this one too (each caller gets its own list, cut to its size): what the shared read
+   * cannot show, an append of another process, this caller could have missed by a moment as well.
    */
   async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number | null): Promise<FeedPage> {
-    const key = `${after}|${filter?.categories?.join(',') ?? ''}|${filter?.eventTypes?.join(',') ?? ''}|${maxCount}`;
+    const key = `${after}|${filter?.categories?.join(',') ?? ''}|${filter?.eventTypes?.join(',') ?? ''}`;
     const mark = this.notifier.mark;
-    let read = this.pagesInFlight.get(key);
-    if (!read || read.mark !== mark) {
-      const entry = { mark, page: this.queryPage(after, filter, maxCount) };
-      this.pagesInFlight.set(key, entry);
-      const forget = () => {
-        if (this.pagesInFlight.get(key) === entry) this.pagesInFlight.delete(key);
-      };
-      entry.page.then(forget, forget);
-      read = entry;
-    }
-    const page = await read.page;
-    return { ...page, events: [...page.events] };
+    const shared = this.pagesInFlight.get(key);
+    if (shared && shared.mark === mark && covers(shared.maxCount, maxCount))
+      return cutPage(await shared.page, maxCount);
+    const entry = { mark, maxCount, page: this.queryPage(after, filter, maxCount) };
+    this.pagesInFlight.set(key, entry);
+    const forget = () => {
+      if (this.pagesInFlight.get(key) === entry) this.pagesInFlight.delete(key);
+    };
+    entry.page.then(forget, forget);
+    return cutPage(await entry.page, maxCount);
   }
 
   private async queryPage(
@@ -261,6 +262,17 @@ export class PostgresEventStore implements EventStore {
     this.closed = true;
     this.notifier.notify();
   }
+}
+
+/** Whether a read of up to `read` events holds every event a read of up to `wanted` would (null: no limit). */
+const covers = (read: number | null, wanted: number | null): boolean =>
+  read === null || (wanted !== null && wanted <= read);
+
+/** A page cut to `maxCount` events, in a list of its own: where it ends is then the last event kept. */
+function cutPage(page: FeedPage, maxCount: number | null): FeedPage {
+  if (maxCount === null || page.events.length < maxCount) return { ...page, events: [...page.events] };
+  const events = page.events.slice(0, maxCount);
+  return { events, scannedTo: events[events.length - 1].position };
 }
 
 function checkMaxCount(maxCount: number | undefined): number | null {

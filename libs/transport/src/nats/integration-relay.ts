@@ -22,6 +22,8 @@ const HEADER_ROOM = 512;
 const DEFAULT_NATS_MAX_PAYLOAD = 1_048_576;
 // After a wake-up, how long the relay waits before reading, so that a turn's appends go as one batch.
 const COALESCE_MS = 15;
+// Events sent ahead of the oldest ack awaited.
+const SEND_WINDOW = 32;
 // JetStream's "message size exceeds maximum allowed" (a stream's max_msg_size).
 const JS_MESSAGE_TOO_LARGE = 10054;
 
@@ -151,8 +153,8 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     feed,
     subscriptionId: `${RELAY_SUBSCRIPTION_ID}:${prefix}`,
     filter: { categories: [CONVERSATION_CATEGORY] },
-    // The read models' batch size: the same page of the feed is then read once for both.
-    batchSize: 500,
+    // At most the read models' pages of 500: a page they are reading serves the relay too.
+    batchSize: 200,
     pollMs,
     retryMs: 1000,
     // A turn's appends come a few ms apart: read and published as one batch.
@@ -161,22 +163,29 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     // last moves has the relay publish those events again, and JetStream drops them as duplicates.
     synchronousCommit: false,
     // Published before the checkpoint moves, outside any transaction: a batch published again
-    // after a failed move is dropped by JetStream's duplicate window (msgID = event id). The
-    // whole batch is sent at once, in feed order on one connection, which JetStream stores in
-    // that order; the acks are then awaited in the same order, so a batch costs one round trip
-    // rather than one per event.
+    // after a failed move is dropped by JetStream's duplicate window (msgID = event id). Events
+    // are sent in feed order on one connection, which JetStream stores in that order, with up to
+    // SEND_WINDOW acks awaited at a time, oldest first: a turn's events cost one round trip rather
+    // than one each, and a long backlog is sent a window at a time, between which the process
+    // does its other work.
     async react(events) {
       if (!streamKnown) await ensureStreams();
       streamKnown = false;
-      const sent = events.map(send);
-      for (const { e, bytes, ack } of sent) {
+      const inFlight: ReturnType<typeof send>[] = [];
+      const settleOldest = async () => {
+        const { e, bytes, ack } = inFlight.shift()!;
         try {
           await ack;
         } catch (err) {
           if (!isTooLarge(err)) throw err;
           await deadLetter(e, bytes, err);
         }
+      };
+      for (const e of events) {
+        if (inFlight.length === SEND_WINDOW) await settleOldest();
+        inFlight.push(send(e));
       }
+      while (inFlight.length > 0) await settleOldest();
       streamKnown = true;
     },
     onError,
