@@ -83,20 +83,26 @@ export async function postJson(url: string, key: string, body: unknown): Promise
   return json;
 }
 
+/** The NATS a benchmark's Parley uses: the machine's (`NATS_URL` to change). */
+export const BENCH_NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** The LOG_LEVEL of a benchmark's Parley: `info`, as production runs it (`BENCH_LOG_LEVEL` to change). */
+export const BENCH_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+
 /**
  * The settings of a benchmark's Parley processes: its database, the machine's Redis and NATS, a
  * prefix and an encryption key of its own, the admin key its clients use, and no rate limit
  * (every client of a benchmark comes from one address). Every feature stays on as by default.
  */
-export function appEnv(databaseUrl: string, adminKey: string, logLevel: string): Record<string, string> {
+export function appEnv(databaseUrl: string, adminKey: string): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    NATS_URL: BENCH_NATS_URL,
     PARLEY_PREFIX: `bench${randomBytes(4).toString('hex')}`,
     PARLEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     PARLEY_ADMIN_API_KEY: adminKey,
-    LOG_LEVEL: logLevel,
+    LOG_LEVEL: BENCH_LOG_LEVEL,
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
     MAX_RUNNING_TURNS_PER_SUBJECT: '1000',

@@ -283,7 +283,7 @@ async function main(): Promise<void> {
   const sim = await startSimulatorProcess();
   const client = await startClientProcess();
   const db = await createScratchDatabase('bench_memory', ADMIN_URL);
-  const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'info');
+  const env = appEnv(db.url, ADMIN_KEY);
   try {
     if (TOTAL_TURNS > 0) {
       const first = await startServer(env, sim.url);

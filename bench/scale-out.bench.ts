@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   const results: DeploymentResult[] = [];
   const deployment = async (apps: [string, string][], body: (procs: Proc[], databaseUrl: string) => Promise<void>) => {
     const db = await createScratchDatabase('bench_scale', ADMIN_URL);
-    const env = appEnv(db.url, ADMIN_KEY, process.env.BENCH_LOG_LEVEL ?? 'info');
+    const env = appEnv(db.url, ADMIN_KEY);
     const procs: Proc[] = [];
     try {
       // One at a time: the projector first, so it holds the read models' subscription.

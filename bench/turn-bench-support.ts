@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../libs/config/src';
 import { createLogger, type Logger } from '../libs/observability/src';
 import pino from 'pino';
 import { createScratchDatabase } from '../libs/testing/src';
+import { BENCH_LOG_LEVEL, BENCH_NATS_URL } from './app-process';
 import type { ClientReply, ClientRequest } from './client-process';
 
 const ADMIN_URL = process.env.PARLEY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -397,8 +398,8 @@ export function benchConfig(adminKey: string, env: Record<string, string | undef
  */
 export function everyFeatureOn(): Record<string, string | undefined> {
   return {
-    NATS_URL: process.env.BENCH_NATS === '0' ? undefined : (process.env.NATS_URL ?? 'nats://127.0.0.1:4222'),
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    NATS_URL: process.env.BENCH_NATS === '0' ? undefined : BENCH_NATS_URL,
+    LOG_LEVEL: BENCH_LOG_LEVEL,
   };
 }
 
