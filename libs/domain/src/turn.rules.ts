@@ -35,7 +35,7 @@ export const overTime = (c: RunningTurn): ConversationFailed =>
  * output over its limit where the snapshot says that ends the turn (toolOutputOverflow `fail`).
  */
 export function stepBreach(c: RunningTurn, now: number): ConversationFailed | null {
-  if (now > turnDeadline(c)) return overTime(c);
+  if (now >= turnDeadline(c)) return overTime(c);
   if (c.turn.consecutiveToolFailures >= MAX_CONSECUTIVE_TOOL_FAILURES)
     return turnFailed(c, 'TOOL_ERRORS', 'Two tool calls in a row failed.');
   const { limits } = c.snapshot;

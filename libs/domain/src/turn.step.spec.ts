@@ -51,6 +51,13 @@ describe('nextTurnStep: what a running turn does next', () => {
       ]);
     });
 
+    it('starts nothing more once the deadline is reached: the last millisecond leaves no time for a step', () => {
+      expect(step(started(), 59_999)).toMatchObject({ kind: 'call_model' });
+      expect(recorded(started(), 60_000)).toMatchObject([
+        { type: 'ConversationFailed', data: { code: 'LLM_LIMIT_EXCEEDED' } },
+      ]);
+    });
+
     it('fails the turn after two tool calls in a row failed, before running the next one', () => {
       const events = [
         ...started(),

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ToolDefinition, ToolErrorCode, ToolKind, ToolOutcome } from '@parley/core';
+import { timeoutSignal } from '@parley/platform';
 import { EmitterToolExecutor } from './emitter/emitter-tool.executor';
 import { HttpToolExecutor } from './http/http-tool.executor';
 import type { KindExecutor } from './kind-executor';
@@ -32,7 +33,7 @@ export class ToolExecutor {
 
   async execute(def: ToolDefinition, rawArguments: string, ctx: ToolCallContext): Promise<ToolOutcome> {
     const started = performance.now();
-    const timeout = AbortSignal.timeout(ctx.timeoutMs);
+    const timeout = timeoutSignal(ctx.timeoutMs);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
     let outcome: ToolOutcome;
     try {

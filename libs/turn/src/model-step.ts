@@ -1,6 +1,7 @@
 import { costOf, type ConversationEvent, type ModelCallPlan } from '@parley/domain';
 import { LlmError, type AdvisedReply, type LlmCallResult } from '@parley/llm';
 import { withSpan } from '@parley/observability';
+import { deadlineSignal } from '@parley/platform';
 import { countPromptTokens } from '@parley/prompt';
 import { AdvisorChain, AdvisorFailed } from './advisors/advisor-chain';
 import { holdBudget } from './budget-hold';
@@ -65,7 +66,7 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, plan: ModelCal
       { 'gen_ai.request.model': model.name, 'parley.provider': model.providerCode },
       () =>
         deps.llm.call(request, {
-          signal: AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, plan.deadline - Date.now()))]),
+          signal: AbortSignal.any([signal, deadlineSignal(plan.deadline)]),
           attempts: plan.attempts,
           baseDelayMs: retry.delayMs,
           hooks: recorder,

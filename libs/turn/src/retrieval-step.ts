@@ -8,6 +8,7 @@ import {
 } from '@parley/domain';
 import type { CollectionSearch, SearchHit } from '@parley/knowledge';
 import { withSpan } from '@parley/observability';
+import { deadlineSignal } from '@parley/platform';
 import { countPromptTokens, countTokens, encodingNameFor, fitContext, type ContextChunk } from '@parley/prompt';
 import { buildMessages } from './build-messages';
 import type { TurnContext } from './turn-context';
@@ -26,7 +27,7 @@ type Searched = { code: string; search: CollectionSearch } | { code: string; err
  * goes on with what the others found, and without a context block if none found anything.
  */
 export async function retrievalStep(ctx: TurnContext, deps: TurnDeps, plan: RetrievalPlan, signal: AbortSignal) {
-  const bounded = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, plan.deadline - Date.now()))]);
+  const bounded = AbortSignal.any([signal, deadlineSignal(plan.deadline)]);
   const searched = await withSpan('parley.retrieval', { 'parley.collections': plan.collections.length }, () =>
     Promise.all(plan.collections.map((c) => searchOne(deps, c, plan.query, bounded))),
   );

@@ -1,6 +1,7 @@
 import type { SummaryPlan, TranscriptEntry } from '@parley/domain';
 import { LlmError, type LlmMessage } from '@parley/llm';
 import { withSpan } from '@parley/observability';
+import { deadlineSignal } from '@parley/platform';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
 
@@ -45,7 +46,7 @@ export async function summaryStep(ctx: TurnContext, deps: TurnDeps, plan: Summar
       { 'gen_ai.request.model': model.name, 'parley.provider': model.providerCode },
       () =>
         deps.llm.call(request, {
-          signal: AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, plan.deadline - Date.now()))]),
+          signal: AbortSignal.any([signal, deadlineSignal(plan.deadline)]),
           attempts: plan.attempts,
           baseDelayMs: retry.delayMs,
         }),
