@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ToolDefinition, ToolErrorCode, ToolKind, ToolOutcome } from '@parley/core';
-import { timeoutSignal } from '@parley/platform';
+import { timeoutTimer } from '@parley/platform';
 import { EmitterToolExecutor } from './emitter/emitter-tool.executor';
 import { HttpToolExecutor } from './http/http-tool.executor';
 import type { KindExecutor } from './kind-executor';
@@ -33,7 +33,8 @@ export class ToolExecutor {
 
   async execute(def: ToolDefinition, rawArguments: string, ctx: ToolCallContext): Promise<ToolOutcome> {
     const started = performance.now();
-    const timeout = timeoutSignal(ctx.timeoutMs);
+    const timer = timeoutTimer(ctx.timeoutMs);
+    const timeout = timer.signal;
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
     let outcome: ToolOutcome;
     try {
@@ -55,6 +56,8 @@ export class ToolExecutor {
       };
     } catch (err) {
       outcome = { ok: false, error: this.failureOf(err, def, ctx, timeout), durationMs: 0 };
+    } finally {
+      timer.clear();
     }
     outcome.durationMs = Math.round(performance.now() - started);
     this.metrics?.toolCall(def.kind, outcome.ok ? 'ok' : outcome.error.code, outcome.durationMs);

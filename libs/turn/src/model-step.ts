@@ -1,7 +1,7 @@
 import { costOf, type ConversationEvent, type ModelCallPlan } from '@parley/domain';
 import { LlmError, type AdvisedReply, type LlmCallResult } from '@parley/llm';
 import { withSpan } from '@parley/observability';
-import { deadlineSignal } from '@parley/platform';
+import { deadlineTimer } from '@parley/platform';
 import { countPromptTokens } from '@parley/prompt';
 import { AdvisorChain, AdvisorFailed } from './advisors/advisor-chain';
 import { holdBudget } from './budget-hold';
@@ -60,18 +60,19 @@ export async function modelStep(ctx: TurnContext, deps: TurnDeps, plan: ModelCal
   const hold = held.kind === 'held' ? held.hold : null;
   const recorder = new ModelCallRecorder(ctx, deps, plan, signal);
   let result: LlmCallResult;
+  const deadline = deadlineTimer(plan.deadline);
   try {
     result = await withSpan(
       'parley.model_call',
       { 'gen_ai.request.model': model.name, 'parley.provider': model.providerCode },
       () =>
         deps.llm.call(request, {
-          signal: AbortSignal.any([signal, deadlineSignal(plan.deadline)]),
+          signal: AbortSignal.any([signal, deadline.signal]),
           attempts: plan.attempts,
           baseDelayMs: retry.delayMs,
           hooks: recorder,
         }),
-    );
+    ).finally(deadline.clear);
   } catch (err) {
     // A failed call has no usage to pay for: its hold ends (a crash's lapses, or the next reservation releases it).
     await hold?.release(signal.aborted ? 'released: the call was stopped' : 'released: the call failed');

@@ -8,7 +8,7 @@ import {
 } from '@parley/domain';
 import type { CollectionSearch, SearchHit } from '@parley/knowledge';
 import { withSpan } from '@parley/observability';
-import { deadlineSignal } from '@parley/platform';
+import { deadlineTimer } from '@parley/platform';
 import { countPromptTokens, countTokens, encodingNameFor, fitContext, type ContextChunk } from '@parley/prompt';
 import { buildMessages } from './build-messages';
 import type { TurnContext } from './turn-context';
@@ -27,10 +27,11 @@ type Searched = { code: string; search: CollectionSearch } | { code: string; err
  * goes on with what the others found, and without a context block if none found anything.
  */
 export async function retrievalStep(ctx: TurnContext, deps: TurnDeps, plan: RetrievalPlan, signal: AbortSignal) {
-  const bounded = AbortSignal.any([signal, deadlineSignal(plan.deadline)]);
+  const deadline = deadlineTimer(plan.deadline);
+  const bounded = AbortSignal.any([signal, deadline.signal]);
   const searched = await withSpan('parley.retrieval', { 'parley.collections': plan.collections.length }, () =>
     Promise.all(plan.collections.map((c) => searchOne(deps, c, plan.query, bounded))),
-  );
+  ).finally(deadline.clear);
   if (signal.aborted) throw signal.reason;
   const data = fitRetrieved(ctx.state, plan, searched);
   // Stored with the turn's next append (the model call's start or its outcome), folded into the

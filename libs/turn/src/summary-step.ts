@@ -1,7 +1,7 @@
 import type { SummaryPlan, TranscriptEntry } from '@parley/domain';
 import { LlmError, type LlmMessage } from '@parley/llm';
 import { withSpan } from '@parley/observability';
-import { deadlineSignal } from '@parley/platform';
+import { deadlineTimer } from '@parley/platform';
 import type { TurnContext } from './turn-context';
 import type { TurnDeps } from './turn-ports';
 
@@ -40,17 +40,18 @@ export async function summaryStep(ctx: TurnContext, deps: TurnDeps, plan: Summar
   const { model, retry } = ctx.state.snapshot;
   const provider = await deps.endpoints.endpointFor(model.providerCode);
   const request = { provider, model: model.name, messages: summaryMessages(plan), tools: [], options: {} };
+  const deadline = deadlineTimer(plan.deadline);
   try {
     const result = await withSpan(
       'parley.memory_summary',
       { 'gen_ai.request.model': model.name, 'parley.provider': model.providerCode },
       () =>
         deps.llm.call(request, {
-          signal: AbortSignal.any([signal, deadlineSignal(plan.deadline)]),
+          signal: AbortSignal.any([signal, deadline.signal]),
           attempts: plan.attempts,
           baseDelayMs: retry.delayMs,
         }),
-    );
+    ).finally(deadline.clear);
     deps.metrics?.recordLlmRequest(
       { provider: model.providerCode, model: model.name, outcome: 'ok' },
       result.latencyMs,

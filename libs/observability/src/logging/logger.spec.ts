@@ -40,6 +40,30 @@ describe('logger', () => {
     for (const line of out.lines) expect(() => JSON.parse(line)).not.toThrow();
   });
 
+  it('censors secret field names at any of four levels and in errors, without touching the logged object', () => {
+    const out = capture();
+    const logger = createLogger({ level: 'info', masker: new SecretMasker() }, out.stream).child({
+      token: 'tok-child',
+    });
+    const logged = { a: { b: { headers: { authorization: 'Bearer unregistered-1' } } }, list: [{ password: 'pw-2' }] };
+    const err = Object.assign(new Error('call failed'), {
+      config: { headers: { authorization: 'Bearer unregistered-3' } },
+    });
+
+    logger.info(logged, 'nested');
+    logger.error({ err }, 'an error with its request');
+    logger.info({ plain: 'nothing secret', count: 3 }, 'plain');
+
+    expect(out.text()).not.toMatch(/unregistered|pw-2/);
+    expect(JSON.parse(out.lines[0]).a.b.headers.authorization).toBe('[REDACTED]');
+    expect(JSON.parse(out.lines[0]).list[0].password).toBe('[REDACTED]');
+    expect(JSON.parse(out.lines[1]).err.config.headers.authorization).toBe('[REDACTED]');
+    expect(JSON.parse(out.lines[2])).toMatchObject({ plain: 'nothing secret', count: 3 });
+    // The caller's objects are as they were.
+    expect(logged.a.b.headers.authorization).toBe('Bearer unregistered-1');
+    expect(err.config.headers.authorization).toBe('Bearer unregistered-3');
+  });
+
   it('masks every string of a registered secret object in log lines and in foreign text', () => {
     const out = capture();
     const logger = createLogger({ level: 'info' }, out.stream);

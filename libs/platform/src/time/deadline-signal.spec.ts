@@ -1,11 +1,11 @@
-import { deadlineSignal, timeoutSignal } from './deadline-signal';
+import { deadlineTimer, timeoutTimer } from './deadline-signal';
 
-describe('deadlineSignal: a signal that aborts at a wall-clock deadline, never before', () => {
+describe('deadlineTimer: a signal that aborts at a wall-clock deadline, never before', () => {
   afterEach(() => jest.useRealTimers());
 
   it('waits on when its timer ends before Date.now() reaches the deadline, and aborts once it does', () => {
     jest.useFakeTimers({ now: 10_000 });
-    const signal = deadlineSignal(10_100);
+    const { signal } = deadlineTimer(10_100);
     // The event loop's clock runs a millisecond ahead of the wall clock: the timer ends at 10_099.
     jest.setSystemTime(9_999);
     jest.advanceTimersByTime(100);
@@ -17,14 +17,24 @@ describe('deadlineSignal: a signal that aborts at a wall-clock deadline, never b
   });
 
   it('is aborted at once for a deadline already past', () => {
-    expect(deadlineSignal(Date.now() - 1).aborted).toBe(true);
-    expect(deadlineSignal(Date.now()).aborted).toBe(true);
+    expect(deadlineTimer(Date.now() - 1).signal.aborted).toBe(true);
+    expect(deadlineTimer(Date.now()).signal.aborted).toBe(true);
   });
 
-  it('counts a span from now (timeoutSignal)', async () => {
+  it('counts a span from now (timeoutTimer)', async () => {
     const started = Date.now();
-    const signal = timeoutSignal(30);
+    const { signal } = timeoutTimer(30);
     await new Promise((resolve) => signal.addEventListener('abort', resolve));
     expect(Date.now() - started).toBeGreaterThanOrEqual(30);
+  });
+
+  it('never aborts once cleared, and keeps no timer pending', () => {
+    jest.useFakeTimers({ now: 0 });
+    const timer = deadlineTimer(1_000);
+    expect(jest.getTimerCount()).toBe(1);
+    timer.clear();
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(2_000);
+    expect(timer.signal.aborted).toBe(false);
   });
 });
