@@ -3,6 +3,7 @@ import { runSubscription, type GlobalFeed, type RecordedEvent, type Subscription
 import { eventView } from '@parley/read-models';
 import { ErrorCode, nanos, type NatsConnection } from 'nats';
 import type { Pool } from 'pg';
+import { JetStreamBatch } from './jetstream-batch';
 
 export const RELAY_SUBSCRIPTION_ID = 'integration-relay';
 
@@ -118,33 +119,32 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
       return false;
     },
   );
-  const js = nats.jetstream();
 
   /**
    * Sends one event, whole when it fits NATS's max_payload, else trimmed to a pointer, and returns
    * JetStream's ack to come. A message that NATS or JetStream then refuses for its size becomes a
    * dead letter (`deadLetter`), so the events after it go on.
    */
-  const send = (e: RecordedEvent) => {
+  const send = (js: JetStreamBatch, e: RecordedEvent) => {
     const whole = encoder.encode(JSON.stringify(eventView(e)));
     const maxPayload = nats.info?.max_payload ?? DEFAULT_NATS_MAX_PAYLOAD;
     const data =
       whole.length + HEADER_ROOM <= maxPayload
         ? whole
         : encoder.encode(JSON.stringify(trimmedEventView(e, whole.length)));
-    const ack = js.publish(integrationSubject(prefix, e), data, { msgID: e.eventId });
+    const ack = js.publish(integrationSubject(prefix, e), data, e.eventId);
     // Awaited in order below; until then a refusal must not count as unhandled.
     ack.catch(() => undefined);
     return { e, bytes: whole.length, ack };
   };
-  const deadLetter = async (e: RecordedEvent, bytes: number, err: unknown): Promise<void> => {
+  const deadLetter = async (js: JetStreamBatch, e: RecordedEvent, bytes: number, err: unknown): Promise<void> => {
     const letter = {
       reason: 'too_large',
       error: err instanceof Error ? err.message : String(err),
       bytes,
       event: trimmedEventView(e, bytes),
     };
-    await js.publish(deadLetterSubject(prefix, e), encoder.encode(JSON.stringify(letter)), { msgID: e.eventId });
+    await js.publish(deadLetterSubject(prefix, e), encoder.encode(JSON.stringify(letter)), e.eventId);
     onDeadLetter?.(e, err);
   };
 
@@ -171,6 +171,7 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
     async react(events) {
       if (!streamKnown) await ensureStreams();
       streamKnown = false;
+      const js = new JetStreamBatch(nats);
       const inFlight: ReturnType<typeof send>[] = [];
       const settleOldest = async () => {
         const { e, bytes, ack } = inFlight.shift()!;
@@ -178,14 +179,18 @@ export async function runIntegrationRelay(options: RelayOptions): Promise<Subscr
           await ack;
         } catch (err) {
           if (!isTooLarge(err)) throw err;
-          await deadLetter(e, bytes, err);
+          await deadLetter(js, e, bytes, err);
         }
       };
-      for (const e of events) {
-        if (inFlight.length === SEND_WINDOW) await settleOldest();
-        inFlight.push(send(e));
+      try {
+        for (const e of events) {
+          if (inFlight.length === SEND_WINDOW) await settleOldest();
+          inFlight.push(send(js, e));
+        }
+        while (inFlight.length > 0) await settleOldest();
+      } finally {
+        js.close();
       }
-      while (inFlight.length > 0) await settleOldest();
       streamKnown = true;
     },
     onError,
