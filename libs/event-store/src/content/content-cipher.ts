@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync, type KeyObject } from 'node:crypto';
 
 /**
  * Sealed content: one string per content value, `pc1s.` (a string) or `pc1j.` (any other JSON
@@ -16,11 +16,30 @@ const WHOLE_TOKEN = /^pc1[sj]\.[A-Za-z0-9_-]{38,}$/;
 /** How many values this process sealed, and opened with AES (cache hits not counted): the benchmark reads them. */
 export const cipherOps = { sealed: 0, opened: 0 };
 
+/**
+ * Random IVs drawn from a pool refilled from the CSPRNG a few KiB at a time: each is as random as
+ * `randomBytes(12)` gives, without a call into the generator per value sealed (a tenth of the
+ * seal's cost). Each IV is copied out, so no two values share a byte of it.
+ */
+const IV_POOL_BYTES = 4_096 - (4_096 % IV_BYTES);
+const ivPool = Buffer.alloc(IV_POOL_BYTES);
+let ivOffset = IV_POOL_BYTES;
+
+function nextIv(): Buffer {
+  if (ivOffset === IV_POOL_BYTES) {
+    randomFillSync(ivPool);
+    ivOffset = 0;
+  }
+  const iv = Buffer.from(ivPool.subarray(ivOffset, ivOffset + IV_BYTES));
+  ivOffset += IV_BYTES;
+  return iv;
+}
+
 export function sealValue(key: KeyObject, conversationId: string, value: unknown): string {
   cipherOps.sealed++;
   const isText = typeof value === 'string';
   const text = isText ? value : JSON.stringify(value);
-  const iv = randomBytes(IV_BYTES);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(conversationId));
   const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
