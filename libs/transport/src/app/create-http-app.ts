@@ -1,20 +1,20 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Config } from '@parley/config';
 import { instrumentHttp, MetricsService, NestPinoLogger, type Logger } from '@parley/observability';
 import { HttpErrorFilter } from '../http/http-error.filter';
+import { securityHeaders } from './security-headers';
 
 /**
  * helmet's headers on every response. Its Content-Security-Policy allows only same-origin scripts,
  * which /docs keeps to; `upgrade-insecure-requests` is left out, as Parley is often served over
  * plain HTTP inside a network and /docs must load its files from where it is.
  */
-const SECURITY_HEADERS = {
+const SECURITY_HEADERS = securityHeaders({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
-};
+});
 
 /**
  * Builds a Parley HTTP app on Fastify the same way for every deployable and every end-to-end
@@ -30,7 +30,13 @@ export async function createHttpApp(
     new FastifyAdapter({ bodyLimit: config.http.bodyLimitBytes, trustProxy: config.http.trustProxy }),
     { logger: new NestPinoLogger(logger) },
   );
-  await app.register(helmet, SECURITY_HEADERS);
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (_request, reply, done) => {
+      reply.headers(SECURITY_HEADERS);
+      done();
+    });
   await allowDocumentUploads(app, config);
   instrumentHttp(app.getHttpAdapter().getInstance(), app.get(MetricsService));
   app.useGlobalFilters(new HttpErrorFilter((err) => logger.error({ err }, 'internal error')));
