@@ -1,4 +1,4 @@
-import { MAX_INPUT_DEPTH, unstorableTextProblems } from './text';
+import { MAX_INPUT_DEPTH, unstorableTextProblems, withStorableText } from './text';
 
 describe('unstorableTextProblems', () => {
   it('names every string and key that cannot be stored, in document order', () => {
@@ -23,5 +23,27 @@ describe('unstorableTextProblems', () => {
     expect(problems).toEqual([
       { path: `commandId${'.0'.repeat(MAX_INPUT_DEPTH - 1)}`, message: `nested deeper than ${MAX_INPUT_DEPTH} levels` },
     ]);
+  });
+});
+
+describe('withStorableText', () => {
+  it('replaces NULs and unpaired surrogates in strings and keys, copying only what changed', () => {
+    const untouched = { model: 'sim', options: { temperature: 0.2 } };
+    const value = { text: 'a\u0000b', 'k\ud800': 1, list: ['fine', '\udc00'], untouched };
+    const stored = withStorableText(value);
+    expect(stored).toEqual({
+      text: 'a\ufffdb',
+      'k\ufffd': 1,
+      list: ['fine', '\ufffd'],
+      untouched: { model: 'sim', options: { temperature: 0.2 } },
+    });
+    expect(stored.untouched).toBe(untouched);
+    expect(value.text).toBe('a\u0000b');
+    expect(value.list[1]).toBe('\udc00');
+  });
+
+  it('gives back the very value when there is nothing to replace', () => {
+    const value = { type: 'RecordModelReply', data: { reply: { text: 'Hello 👋', toolCalls: [{ name: 'x' }] } } };
+    expect(withStorableText(value)).toBe(value);
   });
 });

@@ -17,12 +17,31 @@ export function unstorableText(text: string): string | null {
 /** `text` with each NUL and unpaired surrogate replaced by U+FFFD. */
 export const storableText = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
 
-/** `value` with every string in it (keys included) made storable; other values as they are. */
+/**
+ * `value` with every string in it (keys included) made storable; other values as they are. Copied
+ * only where something changed: a value with nothing to replace (nearly every one) comes back as
+ * it was, without a copy of each object and array in it.
+ */
 export function withStorableText<T>(value: T): T {
   if (typeof value === 'string') return storableText(value) as T;
-  if (Array.isArray(value)) return value.map(withStorableText) as T;
-  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), withStorableText(v)])) as T;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const next: unknown = withStorableText(value[i]);
+      if (next !== value[i]) (copy ??= [...value])[i] = next;
+    }
+    return (copy ?? value) as T;
+  }
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const entries = Object.entries(value);
+    let changed = false;
+    const next = entries.map(([k, v]) => {
+      const [key, field] = [storableText(k), withStorableText(v)];
+      if (key !== k || field !== v) changed = true;
+      return [key, field] as const;
+    });
+    return (changed ? Object.fromEntries(next) : value) as T;
+  }
   return value;
 }
 
