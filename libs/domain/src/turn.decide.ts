@@ -10,10 +10,10 @@ import type { RecordModelAttemptFailed, RecordModelReply, SystemCommand } from '
 import {
   completion,
   costOf,
+  isOverTime,
   nextSequence,
   overTime,
   promptBreach,
-  turnDeadline,
   turnFailed,
   type RunningTurn,
 } from './turn.rules';
@@ -112,7 +112,7 @@ function decideWorker(
     case 'RecordAdvisorApplied':
       return [{ type: 'AdvisorApplied', data: { turnNo, ...command.data } }];
     case 'GiveUpModelCall':
-      if (Date.parse(command.meta.now) >= turnDeadline(c)) return [overTime(c)];
+      if (isOverTime(c, Date.parse(command.meta.now))) return [overTime(c)];
       return [turnFailed(c, 'LLM_RUNTIME_ERROR', `The model call failed: ${command.data.message}`)];
     case 'AbandonTurn':
       return [turnFailed(c, command.data.code, command.data.message, command.data.details)];

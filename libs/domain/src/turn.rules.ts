@@ -27,6 +27,9 @@ export const turnFailed = (
   data: { turnNo: c.turn.no, code, message, ...(details ? { details } : {}) },
 });
 
+/** Whether the turn is out of time at `now`: its deadline's own millisecond leaves no time for a step. */
+export const isOverTime = (c: RunningTurn, now: number): boolean => now >= turnDeadline(c);
+
 export const overTime = (c: RunningTurn): ConversationFailed =>
   turnFailed(c, 'LLM_LIMIT_EXCEEDED', `The turn ran past its time budget of ${c.snapshot.limits.turnTimeoutMs} ms.`);
 
@@ -35,7 +38,7 @@ export const overTime = (c: RunningTurn): ConversationFailed =>
  * output over its limit where the snapshot says that ends the turn (toolOutputOverflow `fail`).
  */
 export function stepBreach(c: RunningTurn, now: number): ConversationFailed | null {
-  if (now >= turnDeadline(c)) return overTime(c);
+  if (isOverTime(c, now)) return overTime(c);
   if (c.turn.consecutiveToolFailures >= MAX_CONSECUTIVE_TOOL_FAILURES)
     return turnFailed(c, 'TOOL_ERRORS', 'Two tool calls in a row failed.');
   const { limits } = c.snapshot;

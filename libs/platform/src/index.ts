@@ -15,4 +15,4 @@ export { QueueModule } from './queue/queue.module';
 export { resolveDatabase } from './database/resolve-database';
 export { withLocalEncryptionKey } from './secrets/local-encryption-key';
 export { keyIdOf, MISSING_KEY_MESSAGE, parseKey, SecretCipher, type Sealed } from './secrets/secret-cipher';
-export { deadlineTimer, timeoutTimer, type DeadlineTimer } from './time/deadline-signal';
+export { deadlineTimer, timeoutTimer, type DeadlineTimer } from './time/deadline-timer';

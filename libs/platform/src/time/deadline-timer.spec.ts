@@ -1,4 +1,4 @@
-import { deadlineTimer, timeoutTimer } from './deadline-signal';
+import { deadlineTimer, timeoutTimer } from './deadline-timer';
 
 describe('deadlineTimer: a signal that aborts at a wall-clock deadline, never before', () => {
   afterEach(() => jest.useRealTimers());
