@@ -48,7 +48,7 @@ $$`;
 
 // es_append of …-keyed-hash-chain, storing the digests as bytes; the hash input is unchanged
 // (the previous hash as text, then the canonical event).
-const BINARY_APPEND_FUNCTION = `
+export const BINARY_APPEND_FUNCTION = `
 create or replace function es_append(
   p_stream text, p_category text, p_expected_kind int, p_expected bigint, p_stream_json text,
   p_ids uuid[], p_types text[], p_type_json text[], p_versions int[], p_data text[], p_metadata text[],

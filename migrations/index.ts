@@ -21,6 +21,7 @@ import { ConversationKeys1732200023000 } from './1732200023000-conversation-keys
 import { BinaryHashes1732200024000 } from './1732200024000-binary-hashes';
 import { EmbeddingUsage1732200025300 } from './1732200025300-embedding-usage';
 import { DocumentCollectionKeys1732200025600 } from './1732200025600-document-collection-keys';
+import { AppendIdProbe1732200026000 } from './1732200026000-append-id-probe';
 
 /**
  * Every migration, in order. Listed by hand (not globbed) so the same list works under the
@@ -50,4 +51,5 @@ export const migrations = [
   BinaryHashes1732200024000,
   EmbeddingUsage1732200025300,
   DocumentCollectionKeys1732200025600,
+  AppendIdProbe1732200026000,
 ];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { describeEventStoreContract } from '../contract/event-store.contract';
 import { PostgresEventStore } from './postgres-event-store';
 
@@ -122,5 +122,55 @@ describe('PostgresEventStore: a page of the feed read by two callers at once', (
       store.readPage(null, { categories: ['other'] }, 500),
     ]);
     expect(pageReads).toHaveLength(6);
+  });
+});
+
+describe('PostgresEventStore: an append to a long stream', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('event_store_long');
+    // One connection: es_append's statements are planned once for it and then cached (generic plans).
+    pool = createPgPool({ url: database.url, max: 1 });
+    store = new PostgresEventStore(pool, options);
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+    await database.drop();
+  });
+
+  /** Rows of es_events that index scans fetched in the transaction so far, as PostgreSQL counts them. */
+  const fetched = async (client: PoolClient) =>
+    Number(
+      (
+        await client.query<{ n: string }>(
+          `select coalesce(idx_tup_fetch, 0) as n from pg_stat_xact_user_tables where relname = 'es_events'`,
+        )
+      ).rows[0]?.n ?? 0,
+    );
+
+  it('looks up its event ids without reading the events already in the stream', async () => {
+    for (let batch = 0; batch < 8; batch++)
+      await store.append('conversation-long', Array.from({ length: 100 }, (_, i) => noted(batch * 100 + i)));
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const before = await fetched(client);
+      await store.appendWithin(client, 'conversation-long', [noted(800), noted(801)]);
+      expect((await fetched(client)) - before).toBeLessThan(10);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    // A retried append of the same ids is still found and answered as the first one was.
+    const last = await store.readStream('conversation-long', { fromRevision: 800n });
+    const again = await store.append(
+      'conversation-long',
+      last.map((e, i) => ({ ...noted(800 + i), eventId: e.eventId })),
+    );
+    expect(again.nextRevision).toBe(801n);
   });
 });
