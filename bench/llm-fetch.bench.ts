@@ -1,13 +1,16 @@
 /**
  * The `fetch` under the openai SDK: Parley's undici one (libs/llm/src/undici-fetch.ts) beside the
- * platform's, the SDK's default (the baseline). The same streamed chat call to the simulator (zero
+ * platform's, the SDK's default (the baseline); and with Parley's fetch, the stream read as
+ * Parley's adapter reads it (libs/llm/src/sse-chunks.ts) instead of through the SDK's iterator.
+ * The same streamed chat call to the simulator (zero
  * latency, a process of its own), one at a time, in alternating rounds so both see the same
  * machine. Prints the CPU this process spends per call and the wall time per call, medians of
  * the rounds. Run with `npm run bench:llm-fetch`; results are recorded in bench/README.md.
  */
 import OpenAI from 'openai';
 import { Agent } from 'undici';
-import { undiciFetch } from '../libs/llm/src/undici-fetch';
+import { sseChunks } from '../libs/llm/src/sse-chunks';
+import { bodyBytes, undiciFetch } from '../libs/llm/src/undici-fetch';
 import { startSimulatorProcess } from './turn-bench-support';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
@@ -16,26 +19,38 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 300);
 async function main(): Promise<void> {
   const sim = await startSimulatorProcess();
   const agent = new Agent();
-  const clients: Record<string, OpenAI> = {
-    'platform fetch (SDK default)': new OpenAI({ baseURL: sim.url, apiKey: 'bench', maxRetries: 0 }),
-    'undici request (Parley)': new OpenAI({
-      baseURL: sim.url,
-      apiKey: 'bench',
-      maxRetries: 0,
-      fetch: undiciFetch(agent),
-    }),
+  const platform = new OpenAI({ baseURL: sim.url, apiKey: 'bench', maxRetries: 0 });
+  const undici = new OpenAI({ baseURL: sim.url, apiKey: 'bench', maxRetries: 0, fetch: undiciFetch(agent) });
+  const params = {
+    model: 'sim-chat',
+    messages: [{ role: 'user' as const, content: 'Hello there, how are you today?' }],
+    stream: true as const,
+    stream_options: { include_usage: true },
   };
-  const call = async (client: OpenAI) => {
-    const stream = await client.chat.completions.create({
-      model: 'sim-chat',
-      messages: [{ role: 'user', content: 'Hello there, how are you today?' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  type Chunk = { choices?: { delta?: { content?: string | null } }[] };
+  const check = (text: string) => {
     if (!text) throw new Error('the simulator sent no reply');
   };
+  /** The SDK's own iterator over the stream. */
+  const sdkStream = (client: OpenAI) => async () => {
+    let text = '';
+    for await (const chunk of await client.chat.completions.create(params)) text += chunk.choices[0]?.delta?.content ?? '';
+    check(text);
+  };
+  /** The stream read as OpenAiCompatibleAdapter reads it. */
+  const parleyStream = (client: OpenAI) => async () => {
+    const response = await client.chat.completions.create(params).asResponse();
+    let text = '';
+    for await (const chunk of sseChunks(bodyBytes(response)!, response.headers))
+      text += (chunk as Chunk).choices?.[0]?.delta?.content ?? '';
+    check(text);
+  };
+  const clients: Record<string, () => Promise<void>> = {
+    'platform fetch (SDK default)': sdkStream(platform),
+    'undici request (Parley), SDK stream': sdkStream(undici),
+    "undici request, Parley's SSE reader (as Parley runs)": parleyStream(undici),
+  };
+  const call = (run: () => Promise<void>) => run();
   try {
     for (const client of Object.values(clients)) for (let i = 0; i < 200; i++) await call(client);
     const samples = new Map<string, { cpu: number[]; wall: number[] }>();

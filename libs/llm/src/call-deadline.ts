@@ -52,6 +52,11 @@ export class CallDeadline {
     }
   }
 
+  /** Ends the request, if still open, without making it a failure of the call (error() stays null). */
+  abandon(): void {
+    this.controller.abort();
+  }
+
   dispose(): void {
     clearTimeout(this.deadline);
     this.pauseIdle();

@@ -1,4 +1,4 @@
-import { startSimulator, type Simulator } from '@parley/testing';
+import { startSimulator, until, type Simulator } from '@parley/testing';
 import { LlmError } from './llm-error';
 import { OpenAiCompatibleAdapter } from './openai-compatible.adapter';
 import { collect, failureOf, requestFor } from './llm.spec-helpers';
@@ -91,6 +91,18 @@ describe('OpenAiCompatibleAdapter failures', () => {
     expect(error).toMatchObject({ kind: 'aborted', retryable: false });
     expect(Date.now() - abortedAt).toBeLessThan(1000);
     expect(seen.join('')).not.toBe('A slow reply that would take many seconds to stream out completely.');
+  });
+
+  it('closes the request of a caller that stops reading, and reports nothing as failed', async () => {
+    sim.setLatency(300);
+    sim.script([{ reply: { text: 'A slow reply that would take many seconds to stream out completely.' } }]);
+    const seen: string[] = [];
+    for await (const event of adapter.stream(requestFor(sim, 'hi'))) {
+      if (event.type === 'text') seen.push(event.delta);
+      if (seen.length === 2) break;
+    }
+    expect(seen).toHaveLength(2);
+    await until(() => sim.openRequests === 0, 1000);
   });
 
   it('aborts a request still waiting for its response', async () => {

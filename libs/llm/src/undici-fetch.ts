@@ -52,8 +52,24 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent()): typeof fetch 
     }
     const empty = EMPTY.has(res.statusCode) || method === 'HEAD';
     if (empty) await res.body.dump();
-    // undici's Response takes any async iterable of bytes as its body, as its Request does.
-    const body = empty ? null : (bytesOf(res.body) as unknown as ReadableStream<Uint8Array>);
-    return new Response(body, { status: res.statusCode, headers });
+    if (empty) return new Response(null, { status: res.statusCode, headers });
+    // undici's Response takes any async iterable of bytes as its body, as its Request does; it
+    // reads nothing from it until its own body is read.
+    const bytes = bytesOf(res.body);
+    const response = new Response(bytes as unknown as ReadableStream<Uint8Array>, { status: res.statusCode, headers });
+    rawBodies.set(response, bytes);
+    return response;
   };
+}
+
+/** The undici body behind each Response of `undiciFetch`, for `bodyBytes`. */
+const rawBodies = new WeakMap<Response, AsyncIterable<Uint8Array>>();
+
+/**
+ * A response's body as bytes: for a Response of `undiciFetch`, straight from undici, without the
+ * WHATWG stream wrapped around it (its reader and a promise per chunk); else its body stream.
+ * Either is read once: the Response's own body is not to be read after.
+ */
+export function bodyBytes(response: Response): AsyncIterable<Uint8Array> | null {
+  return rawBodies.get(response) ?? response.body;
 }

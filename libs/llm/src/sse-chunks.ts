@@ -1,0 +1,94 @@
+import { APIError } from 'openai';
+
+/**
+ * The JSON chunks of a streamed chat completion, read from its server-sent events: what the
+ * openai SDK's `Stream` yields for `chat.completions.create({ stream: true })`, from the same
+ * bytes, with the same failures, in one generator instead of the SDK's five (bytes → lines →
+ * events → JSON → normalised chunks, each an async generator awaited per chunk).
+ *
+ * As the SDK does: `[DONE]` ends the stream (the rest of the body is not read); lines starting
+ * with `:` are comments (keep-alives); an `error` event, or a chunk with an `error` member, is
+ * thrown as an `APIError` without a status (the server gave up mid-reply); data that is not JSON
+ * is a SyntaxError; a body that ends without `[DONE]` just ends. Lines end with LF, CRLF or CR,
+ * and an event's data lines are joined with LF (the SSE standard). A transport failure is
+ * thrown as the body throws it.
+ */
+export async function* sseChunks(body: AsyncIterable<Uint8Array>, headers: Headers): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  const event = new SseEvent(headers);
+  let pending = '';
+  for await (const bytes of body) {
+    pending += decoder.decode(bytes, { stream: true });
+    let start = 0;
+    for (;;) {
+      const end = lineEnd(pending, start);
+      if (end < 0) break;
+      const line = pending.slice(start, end);
+      start = end + (pending.charCodeAt(end) === CR && pending.charCodeAt(end + 1) === LF ? 2 : 1);
+      const chunk = event.line(line);
+      if (chunk === DONE) return;
+      if (chunk !== undefined) yield chunk;
+    }
+    pending = pending.slice(start);
+  }
+  pending += decoder.decode();
+  // What is left is one line without its end (an event cut off there is not sent, as SSE says),
+  // or one ended by a CR that waited for an LF: a blank one sends the event before it.
+  if (pending.endsWith('\r')) {
+    const chunk = event.line(pending.slice(0, -1));
+    if (chunk !== undefined && chunk !== DONE) yield chunk;
+  }
+}
+
+const CR = 13;
+const LF = 10;
+const DONE = Symbol('done');
+
+/**
+ * Where the line from `start` ends: its LF, or its CR. A CR last in the text may be the first
+ * half of a CRLF whose LF has not arrived: that line waits for more (-1).
+ */
+function lineEnd(text: string, start: number): number {
+  const lf = text.indexOf('\n', start);
+  const cr = text.indexOf('\r', start);
+  if (cr < 0 || (lf >= 0 && lf < cr)) return lf;
+  return cr === text.length - 1 ? -1 : cr;
+}
+
+/** One event being read: its name and data lines, until the blank line that sends it. */
+class SseEvent {
+  private name: string | null = null;
+  private data: string | null = null;
+
+  constructor(private readonly headers: Headers) {}
+
+  /** Takes one line; at a blank line, the event's chunk, DONE, or undefined (nothing to send). */
+  line(line: string): unknown {
+    if (line === '') return this.dispatch();
+    if (line.charCodeAt(0) === 58 /* : */) return undefined;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
+    if (field === 'data') this.data = this.data === null ? value : `${this.data}\n${value}`;
+    else if (field === 'event') this.name = value;
+    return undefined;
+  }
+
+  private dispatch(): unknown {
+    const { name, data } = this;
+    this.name = null;
+    this.data = null;
+    if (data === null) return undefined;
+    if (data === '[DONE]') return DONE;
+    let chunk: { error?: unknown } | null;
+    try {
+      chunk = JSON.parse(data) as { error?: unknown } | null;
+    } catch {
+      throw new SyntaxError('Error reading response: malformed server-sent event JSON.');
+    }
+    if (name === 'error') throw new APIError(undefined, (chunk?.error ?? chunk ?? undefined) as object, undefined, this.headers);
+    if (chunk?.error) throw new APIError(undefined, chunk.error as object, undefined, this.headers);
+    return chunk;
+  }
+}
