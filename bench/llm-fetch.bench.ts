@@ -34,7 +34,8 @@ async function main(): Promise<void> {
   /** The SDK's own iterator over the stream. */
   const sdkStream = (client: OpenAI) => async () => {
     let text = '';
-    for await (const chunk of await client.chat.completions.create(params)) text += chunk.choices[0]?.delta?.content ?? '';
+    for await (const chunk of await client.chat.completions.create(params))
+      text += chunk.choices[0]?.delta?.content ?? '';
     check(text);
   };
   /** The stream read as OpenAiCompatibleAdapter reads it. */

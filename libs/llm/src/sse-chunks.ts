@@ -87,7 +87,8 @@ class SseEvent {
     } catch {
       throw new SyntaxError('Error reading response: malformed server-sent event JSON.');
     }
-    if (name === 'error') throw new APIError(undefined, (chunk?.error ?? chunk ?? undefined) as object, undefined, this.headers);
+    if (name === 'error')
+      throw new APIError(undefined, (chunk?.error ?? chunk ?? undefined) as object, undefined, this.headers);
     if (chunk?.error) throw new APIError(undefined, chunk.error as object, undefined, this.headers);
     return chunk;
   }

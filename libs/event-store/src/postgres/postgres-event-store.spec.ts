@@ -154,7 +154,10 @@ describe('PostgresEventStore: an append to a long stream', () => {
 
   it('looks up its event ids without reading the events already in the stream', async () => {
     for (let batch = 0; batch < 8; batch++)
-      await store.append('conversation-long', Array.from({ length: 100 }, (_, i) => noted(batch * 100 + i)));
+      await store.append(
+        'conversation-long',
+        Array.from({ length: 100 }, (_, i) => noted(batch * 100 + i)),
+      );
     const client = await pool.connect();
     try {
       await client.query('begin');
