@@ -86,6 +86,8 @@ async function run(pool: Pool): Promise<void> {
   const store = new PostgresEventStore(pool, { maxEventBytes: 1_048_576, pollMs: 200 });
   const rows: Array<[string, number, number]> = [];
   const stream = (kind: string, w: number, i: number) => `${kind}-w${w}-${i % 50}`;
+  // First, on a new database, as a conversation's stream grows before statistics are gathered.
+  const byLength = await appendsByStreamLength(store);
 
   for (const writers of [1, 4, 16]) {
     const [a, b] = await compare(
@@ -142,6 +144,36 @@ async function run(pool: Pool): Promise<void> {
   rows.push(['readStream of a 100-event stream, reads/s, 4 readers', sa, sb]);
 
   print(rows);
+  printByLength(byLength);
+}
+
+/** Streams already this long before the appends to them are measured. */
+const STREAM_LENGTHS = [0, 1_000, 10_000];
+
+/**
+ * Two-event appends (a turn's first) to one stream, 1 writer, by how many events the stream
+ * already holds: the append's own cost must not grow with its stream (a conversation of many
+ * turns). Measured round after round over the lengths, so drift weighs on all alike.
+ */
+async function appendsByStreamLength(store: PostgresEventStore): Promise<Array<[number, number]>> {
+  const streams = STREAM_LENGTHS.map((length) => ({ length, id: `long${length}-${randomUUID()}`, rate: 0 }));
+  // Many short conversations, then the long ones grown a turn at a time, as a server sees them.
+  for (let i = 0; i < 300; i++) await store.append(`short-${randomUUID()}`, events(2));
+  for (const s of streams) for (let done = 0; done < s.length; done += 2) await store.append(s.id, events(2));
+  for (const s of streams) await throughput(1, ROUND_MS / 3, () => store.append(s.id, events(2)));
+  const rounds = 4;
+  for (let round = 0; round < rounds; round++)
+    for (const s of round % 2 ? [...streams].reverse() : streams)
+      s.rate += (await throughput(1, ROUND_MS / 2, () => store.append(s.id, events(2)))) / rounds;
+  return streams.map((s) => [s.length, s.rate]);
+}
+
+function printByLength(rows: Array<[number, number]>): void {
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  console.log('\n| two-event appends to one stream, 1 writer: events in it before | appends/s | ÷ a new stream |');
+  console.log('|---:|---:|---:|');
+  for (const [length, rate] of rows)
+    console.log(`| ${fmt(length)} | ${fmt(rate)} | ${(rate / rows[0][1]).toFixed(2)} |`);
 }
 
 function print(rows: Array<[string, number, number]>): void {
