@@ -35,6 +35,7 @@ export class OpenAiCompatibleAdapter implements LlmPort {
         yield* reader.push(chunk as RawChunk);
         deadline.armIdle();
       }
+      // An abort that came with the last bytes still ends the call as cut short.
       const cutShort = deadline.error();
       if (cutShort) throw cutShort;
       read = true;

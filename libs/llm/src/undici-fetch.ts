@@ -51,8 +51,10 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent()): typeof fetch 
       else if (value !== undefined) headers.set(name, value);
     }
     const empty = EMPTY.has(res.statusCode) || method === 'HEAD';
-    if (empty) await res.body.dump();
-    if (empty) return new Response(null, { status: res.statusCode, headers });
+    if (empty) {
+      await res.body.dump();
+      return new Response(null, { status: res.statusCode, headers });
+    }
     // undici's Response takes any async iterable of bytes as its body, as its Request does; it
     // reads nothing from it until its own body is read.
     const bytes = bytesOf(res.body);
