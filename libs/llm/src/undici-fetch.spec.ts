@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
-import { undiciFetch } from './undici-fetch';
+import { bodyBytes, undiciFetch } from './undici-fetch';
 
 describe('undiciFetch', () => {
   let server: Server;
@@ -111,6 +111,22 @@ describe('undiciFetch', () => {
     // destroyed at the cancel aborts the request, and the server sees it cut short.
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(doneFinished).toBe(true);
+  });
+
+  it("gives a body's bytes straight from undici (bodyBytes), and reads out the rest after [DONE] the same way", async () => {
+    doneFinished = undefined;
+    const res = await fetch(`${url}/done`, { method: 'POST', body: '{}' });
+    const bytes = bodyBytes(res)!;
+    expect(bytes).not.toBe(res.body);
+    for await (const chunk of bytes) {
+      expect(Buffer.from(chunk).toString()).toBe('data: [DONE]\n\n');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(doneFinished).toBe(true);
+    // Any other Response is read from its own body stream.
+    const other = new Response('data: x\n\n');
+    expect(bodyBytes(other)).toBe(other.body);
   });
 
   it('hands a body it does not send itself (a multipart form) to the platform fetch', async () => {
