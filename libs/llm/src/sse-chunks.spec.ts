@@ -31,6 +31,13 @@ describe('sseChunks', () => {
     expect(await all([...bytes].map((b) => Uint8Array.of(b)))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
   });
 
+  it('reads every event of a read that holds thousands, with a CR only near its end', async () => {
+    const many = Array.from({ length: 3000 }, (_, n) => `data: {"n":${n}}\n\n`).join('');
+    const out = await all([`${many}data: {"n":3000}\r\n\r\ndata: [DONE]\n\n`]);
+    expect(out).toHaveLength(3001);
+    expect(out.at(-1)).toEqual({ n: 3000 });
+  });
+
   it('keeps a character whose UTF-8 bytes arrive in two chunks whole', async () => {
     const bytes = encoder.encode('data: {"text":"naïve 🙂"}\n\n');
     const cut = bytes.indexOf(0xf0) + 2;

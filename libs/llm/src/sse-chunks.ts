@@ -19,9 +19,10 @@ export async function* sseChunks(body: AsyncIterable<Uint8Array>, headers: Heade
   let pending = '';
   for await (const bytes of body) {
     pending += decoder.decode(bytes, { stream: true });
+    const ends = new LineEnds(pending);
     let start = 0;
     for (;;) {
-      const end = lineEnd(pending, start);
+      const end = ends.from(start);
       if (end < 0) break;
       const line = pending.slice(start, end);
       start = end + (pending.charCodeAt(end) === CR && pending.charCodeAt(end + 1) === LF ? 2 : 1);
@@ -45,14 +46,35 @@ const LF = 10;
 const DONE = Symbol('done');
 
 /**
- * Where the line from `start` ends: its LF, or its CR. A CR last in the text may be the first
- * half of a CRLF whose LF has not arrived: that line waits for more (-1).
+ * The line ends of one text, found left to right: each search starts where the last one stopped,
+ * so a text of many lines is scanned once (a server that never sends a CR costs one search).
  */
-function lineEnd(text: string, start: number): number {
-  const lf = text.indexOf('\n', start);
-  const cr = text.indexOf('\r', start);
-  if (cr < 0 || (lf >= 0 && lf < cr)) return lf;
-  return cr === text.length - 1 ? -1 : cr;
+class LineEnds {
+  private lf = -1;
+  private cr = -1;
+  private searchedLf = -1;
+  private searchedCr = -1;
+
+  constructor(private readonly text: string) {}
+
+  /**
+   * Where the line from `start` ends: its LF, or its CR. A CR last in the text may be the first
+   * half of a CRLF whose LF has not arrived: that line waits for more (-1).
+   */
+  from(start: number): number {
+    if (this.lf < start && this.searchedLf < this.text.length) {
+      this.lf = this.text.indexOf('\n', start);
+      this.searchedLf = this.lf < 0 ? this.text.length : this.lf;
+    }
+    if (this.cr < start && this.searchedCr < this.text.length) {
+      this.cr = this.text.indexOf('\r', start);
+      this.searchedCr = this.cr < 0 ? this.text.length : this.cr;
+    }
+    const lf = this.lf >= start ? this.lf : -1;
+    const cr = this.cr >= start ? this.cr : -1;
+    if (cr < 0 || (lf >= 0 && lf < cr)) return lf;
+    return cr === this.text.length - 1 ? -1 : cr;
+  }
 }
 
 /** One event being read: its name and data lines, until the blank line that sends it. */
