@@ -38,6 +38,15 @@ describe('sseChunks', () => {
     expect(out.at(-1)).toEqual({ n: 3000 });
   });
 
+  it('reads an event of a megabyte that arrives in many reads', async () => {
+    const text = 'x'.repeat(1_000_000);
+    const bytes = encoder.encode(`data: {"text":"${text}"}\r\n\r\ndata: {"n":2}\n\n`);
+    const reads = Array.from({ length: Math.ceil(bytes.length / 4096) }, (_, i) =>
+      bytes.slice(i * 4096, (i + 1) * 4096),
+    );
+    expect(await all(reads)).toEqual([{ text }, { n: 2 }]);
+  });
+
   it('keeps a character whose UTF-8 bytes arrive in two chunks whole', async () => {
     const bytes = encoder.encode('data: {"text":"naïve 🙂"}\n\n');
     const cut = bytes.indexOf(0xf0) + 2;

@@ -16,10 +16,21 @@ import { APIError } from 'openai';
 export async function* sseChunks(body: AsyncIterable<Uint8Array>, headers: Headers): AsyncGenerator<unknown> {
   const decoder = new TextDecoder();
   const event = new SseEvent(headers);
-  let pending = '';
+  // The text after the last line end read, in the pieces it came in: a long line (a large chunk
+  // in many reads) is joined once its end comes, not copied again at every read.
+  const held: string[] = [];
+  let heldLength = 0;
   for await (const bytes of body) {
-    pending += decoder.decode(bytes, { stream: true });
-    const ends = new LineEnds(pending);
+    const text = decoder.decode(bytes, { stream: true });
+    const crLast = heldLength > 0 && held[held.length - 1].endsWith('\r');
+    if (!crLast && text.indexOf('\n') < 0 && text.indexOf('\r') < 0) {
+      held.push(text);
+      heldLength += text.length;
+      continue;
+    }
+    const pending = held.join('') + text;
+    // The held text has no line end, but perhaps a CR last (half of a CRLF): not searched again.
+    const ends = new LineEnds(pending, Math.max(0, heldLength - 1));
     let start = 0;
     for (;;) {
       const end = ends.from(start);
@@ -30,13 +41,16 @@ export async function* sseChunks(body: AsyncIterable<Uint8Array>, headers: Heade
       if (chunk === DONE) return;
       if (chunk !== undefined) yield chunk;
     }
-    pending = pending.slice(start);
+    const rest = pending.slice(start);
+    held.length = 0;
+    held.push(rest);
+    heldLength = rest.length;
   }
-  pending += decoder.decode();
+  const rest = held.join('') + decoder.decode();
   // What is left is one line without its end (an event cut off there is not sent, as SSE says),
   // or one ended by a CR that waited for an LF: a blank one sends the event before it.
-  if (pending.endsWith('\r')) {
-    const chunk = event.line(pending.slice(0, -1));
+  if (rest.endsWith('\r')) {
+    const chunk = event.line(rest.slice(0, -1));
     if (chunk !== undefined && chunk !== DONE) yield chunk;
   }
 }
@@ -50,12 +64,21 @@ const DONE = Symbol('done');
  * so a text of many lines is scanned once (a server that never sends a CR costs one search).
  */
 class LineEnds {
+  /** The last LF and CR found (-1: none yet). */
   private lf = -1;
   private cr = -1;
-  private searchedLf = -1;
-  private searchedCr = -1;
+  /** Where each search stopped: at what it found, or the text's length once there is no more. */
+  private searchedLf: number;
+  private searchedCr: number;
 
-  constructor(private readonly text: string) {}
+  /** `searched`: the text before it is known to hold no line end. */
+  constructor(
+    private readonly text: string,
+    searched = 0,
+  ) {
+    this.searchedLf = searched - 1;
+    this.searchedCr = searched - 1;
+  }
 
   /**
    * Where the line from `start` ends: its LF, or its CR. A CR last in the text may be the first
@@ -63,11 +86,11 @@ class LineEnds {
    */
   from(start: number): number {
     if (this.lf < start && this.searchedLf < this.text.length) {
-      this.lf = this.text.indexOf('\n', start);
+      this.lf = this.text.indexOf('\n', Math.max(start, this.searchedLf + 1));
       this.searchedLf = this.lf < 0 ? this.text.length : this.lf;
     }
     if (this.cr < start && this.searchedCr < this.text.length) {
-      this.cr = this.text.indexOf('\r', start);
+      this.cr = this.text.indexOf('\r', Math.max(start, this.searchedCr + 1));
       this.searchedCr = this.cr < 0 ? this.text.length : this.cr;
     }
     const lf = this.lf >= start ? this.lf : -1;
