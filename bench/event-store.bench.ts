@@ -122,7 +122,7 @@ async function run(pool: Pool): Promise<void> {
         count += page.events.length;
         after = page.events[page.events.length - 1].position;
       } else {
-        const { rows: page } = await pool.query({ name: 'bench_page', text: pageSql, values: [tx, pos, 1000] });
+        const { rows: page } = await pool.query({ name: 'bench_page', text: pageSql, values: [tx, pos, 1000, null] });
         const events = page.filter((r) => r.global_position !== null);
         if (events.length === 0) break;
         count += events.length;

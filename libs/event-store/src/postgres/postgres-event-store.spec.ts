@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
-import type { Pool, PoolClient } from 'pg';
+import { Client, type Pool, type PoolClient } from 'pg';
 import { describeEventStoreContract } from '../contract/event-store.contract';
-import { PostgresEventStore } from './postgres-event-store';
+import { HORIZON_STILL_MS, PostgresEventStore } from './postgres-event-store';
 
 const MAX_EVENT_BYTES = 2 * 1_048_576;
 const options = { maxEventBytes: MAX_EVENT_BYTES, pollMs: 50 };
@@ -175,5 +175,69 @@ describe('PostgresEventStore: an append to a long stream', () => {
       last.map((e, i) => ({ ...noted(800 + i), eventId: e.eventId })),
     );
     expect(again.nextRevision).toBe(801n);
+  });
+});
+
+describe('PostgresEventStore: the feed while a write transaction stays open', () => {
+  let database: TestDatabase;
+  let other: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    [database, other] = await Promise.all([createTestDatabase('event_store_horizon'), createTestDatabase('elsewhere')]);
+    pool = createPgPool({ url: database.url, max: 4 });
+    store = new PostgresEventStore(pool, options);
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+    await Promise.all([database.drop(), other.drop()]);
+  });
+
+  /** A transaction with an xid of its own, open on `url` until `end` commits it. */
+  const openTransaction = async (url: string) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    await client.query('begin');
+    await client.query('select pg_current_xact_id()');
+    return {
+      end: async () => {
+        await client.query('commit');
+        await client.end();
+      },
+    };
+  };
+  const feedHas = async (streamId: string) =>
+    (await store.readPage(null, undefined, 500)).events.some((e) => e.streamId === streamId);
+
+  it("reads past another database's transaction once the horizon has stood still, while it is still open", async () => {
+    const elsewhere = await openTransaction(other.url);
+    try {
+      await store.append('conversation-past', [noted(1)]);
+      // The snapshot's xmin is the other database's transaction: the first read stops below it.
+      expect(await feedHas('conversation-past')).toBe(false);
+      await until(() => feedHas('conversation-past'), 10_000, 20);
+    } finally {
+      await elsewhere.end();
+    }
+  });
+
+  it('still waits for a transaction of its own database, however long it stands, and reads on once it ends', async () => {
+    const here = await openTransaction(database.url);
+    let ended = false;
+    try {
+      await store.append('conversation-held', [noted(2)]);
+      const watchedUntil = Date.now() + 5 * HORIZON_STILL_MS;
+      while (Date.now() < watchedUntil) {
+        expect(await feedHas('conversation-held')).toBe(false);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await here.end();
+      ended = true;
+      await until(() => feedHas('conversation-held'), 10_000, 20);
+    } finally {
+      if (!ended) await here.end();
+    }
   });
 });

@@ -45,6 +45,31 @@ export interface PostgresEventStoreOptions {
   chain?: ChainOptions;
 }
 
+/**
+ * How long the feed's horizon (the snapshot's xmin) must stand still before a read looks past the
+ * transactions of other databases on the server that hold it (readPageSql).
+ */
+export const HORIZON_STILL_MS = 100;
+
+/** The newest snapshot xmin the feed's reads have seen, and since when. */
+class HorizonWatch {
+  private xmin: bigint | null = null;
+  private since = 0;
+
+  /** The xmin to name to a read beginning `now`: the one seen, once it has stood still long enough. */
+  stillAt(now: number): string | null {
+    return this.xmin !== null && now - this.since >= HORIZON_STILL_MS ? String(this.xmin) : null;
+  }
+
+  /** A read saw `xmin` (reads that end out of order may report an older one: it is ignored). */
+  saw(xmin: string, now: number): void {
+    const seen = BigInt(xmin);
+    if (this.xmin !== null && seen <= this.xmin) return;
+    this.xmin = seen;
+    this.since = now;
+  }
+}
+
 const STATUS_TOMBSTONED = 2;
 const STATUS_SOFT_DELETED = 1;
 
@@ -61,6 +86,7 @@ export class PostgresEventStore implements EventStore {
     string,
     { mark: number; maxCount: number | null; page: Promise<FeedPage> }
   >();
+  private readonly horizon = new HorizonWatch();
   private readonly admin: StreamAdmin;
   private closed = false;
 
@@ -164,18 +190,21 @@ export class PostgresEventStore implements EventStore {
     const categories = filter?.categories?.length ? filter.categories : null;
     const types = filter?.eventTypes?.length ? filter.eventTypes : null;
     const kind: FilterKind = categories && types ? 'both' : categories ? 'categories' : types ? 'types' : 'none';
-    const values: unknown[] = [String(from.tx), from.pos, maxCount];
+    const began = Date.now();
+    const values: unknown[] = [String(from.tx), from.pos, maxCount, this.horizon.stillAt(began)];
     if (categories) values.push(categories);
     if (types) values.push(types);
-    const { rows } = await this.pool.query<EventRow & { head_tx: string; head_position: bigint }>({
+    const { rows } = await this.pool.query<EventRow & { seen: string; head_tx: string | null; head_position: bigint }>({
       name: `parley_es_read_page_${kind}`,
       text: readPageSql(kind),
       values,
     });
-    if (rows.length === 0) return { events: [], scannedTo: null };
+    const [first] = rows;
+    this.horizon.saw(first.seen, began);
+    if (first.head_tx === null) return { events: [], scannedTo: null };
     const events = rows.filter((row) => row.global_position !== null).map(toRecordedEvent);
     const full = maxCount !== null && events.length >= maxCount;
-    const scannedTo = full ? events[events.length - 1].position : pgPosition(rows[0].head_tx, rows[0].head_position);
+    const scannedTo = full ? events[events.length - 1].position : pgPosition(first.head_tx, first.head_position);
     return { events, scannedTo };
   }
 

@@ -40,32 +40,49 @@ export type FilterKind = 'none' | 'categories' | 'types' | 'both';
 
 const FILTERS: Record<FilterKind, string> = {
   none: '',
-  categories: 'and e.category = any($4::text[])',
-  types: 'and e.event_type = any($4::text[])',
-  both: 'and e.category = any($4::text[]) and e.event_type = any($5::text[])',
+  categories: 'and e.category = any($5::text[])',
+  types: 'and e.event_type = any($5::text[])',
+  both: 'and e.category = any($5::text[]) and e.event_type = any($6::text[])',
 };
 
 /**
  * A page of the global feed by the feed's ordering rule (docs/event-store.md), and in the same statement
  * (hence the same snapshot) the newest event the rule lets anyone see: the page's `scannedTo`.
- * An event whose transaction is not yet below the snapshot's xmin waits for the next read,
- * so a transaction that commits late is never skipped.
- * $1 last tx (xid8 as text), $2 last position, $3 max count, then the filter arrays.
+ * An event whose transaction is not yet below the horizon waits for the next read, so a
+ * transaction that commits late is never skipped.
+ *
+ * The horizon is the snapshot's xmin, which every transaction of the server holds back, whatever
+ * its database. When the caller names that xmin as one that has stood still ($4), the horizon is
+ * instead the oldest transaction still in progress that is not known to be another database's
+ * (pg_stat_get_activity shows its backend in another one): no such transaction can write here.
+ * An xid the activity no longer shows (it has just ended, or is a prepared transaction) counts
+ * as this database's. `seen` is the snapshot's xmin, for the caller to tell when it stands still.
+ * $1 last tx (xid8 as text), $2 last position, $3 max count, $4 the xmin that stood still (or
+ * null), then the filter arrays.
  */
 export function readPageSql(kind: FilterKind): string {
   return `
-with horizon as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+with snap as materialized (select pg_current_snapshot() as s),
+horizon as materialized (
+  select pg_snapshot_xmin(s)::text as seen,
+    case when pg_snapshot_xmin(s) = $4::xid8 then coalesce(
+      (select min(x) from pg_snapshot_xip(s) x where not exists (
+        select 1 from pg_stat_get_activity(null) a
+        where a.backend_xid = xid(x) and a.datid <> (select oid from pg_database where datname = current_database()))),
+      pg_snapshot_xmax(s))
+    else pg_snapshot_xmin(s) end as xmin
+  from snap),
 head as (
   select h.transaction_id, h.global_position from es_events h
   where h.transaction_id < (select xmin from horizon)
   order by h.transaction_id desc, h.global_position desc limit 1)
-select head.transaction_id::text as head_tx, head.global_position as head_position, page.*
-from head left join lateral (
+select horizon.seen, head.transaction_id::text as head_tx, head.global_position as head_position, page.*
+from horizon left join head on true left join lateral (
   select ${EVENT_COLUMNS} from es_events e
   where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
     and e.transaction_id < (select xmin from horizon) ${FILTERS[kind]}
   order by e.transaction_id, e.global_position limit $3
-) page on true
+) page on head.transaction_id is not null
 order by page.tx::xid8, page.global_position`;
 }
 
