@@ -83,7 +83,9 @@ export async function startNatsServer(
   args: string[] = [],
   env: Record<string, string> = {},
 ): Promise<ChildProcess> {
-  const storeDir = mkdtempSync(join(tmpdir(), 'parley-nats-'));
+  // In memory where the machine has /dev/shm: the disk, busy with the test databases, never
+  // holds up the server's writes of its streams' files.
+  const storeDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'parley-nats-'));
   const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
