@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { MetricsService } from '@parley/observability';
 import { PG_POOL, SecretCipher } from '@parley/platform';
@@ -9,7 +9,7 @@ import { EVENT_STORE, type EventStore } from './event-store.port';
 import { parseChainKey, type ChainOptions } from './hash-chain';
 import { KurrentEventStore } from './kurrent/kurrent-event-store';
 import { MeteredEventStore } from './metered-event-store';
-import { PostgresEventStore } from './postgres/postgres-event-store';
+import { PostgresEventStore, type FeedHold } from './postgres/postgres-event-store';
 
 class EventStoreLifecycle implements BeforeApplicationShutdown {
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
@@ -30,6 +30,24 @@ export function chainOptionsOf(config: Config): ChainOptions {
   const { chainKey, requireKeyedChain } = config.eventStore;
   return { key: chainKey ? parseChainKey(chainKey) : null, requireKeyed: requireKeyedChain };
 }
+
+/** The warning for a transaction of Parley's database that has held the feed (PostgresEventStore's `onHeld`). */
+export function describeHold(hold: FeedHold): string {
+  const who =
+    hold.prepared !== null
+      ? `prepared transaction '${hold.prepared}'`
+      : hold.pid !== null
+        ? `pid ${hold.pid}${hold.applicationName ? ` ('${hold.applicationName}')` : ''}, ${hold.state ?? 'state unknown'}` +
+          (hold.transactionStart ? ` since ${hold.transactionStart.toISOString()}` : '') +
+          (hold.query ? `, last statement: ${JSON.stringify(hold.query)}` : '')
+        : 'it has just ended';
+  return (
+    `transaction ${hold.xid} of this database has held the event feed for ${Math.round(hold.heldMs / 1000)} s (${who}): ` +
+    'the projections, the integration relay and read-your-writes waits stop at it until it ends'
+  );
+}
+
+const feedLogger = new Logger('EventFeed');
 
 /** Injection token for the conversations' data keys (ConversationKeys): erasure and key rotation use them. */
 export const CONVERSATION_KEYS = Symbol('parley.conversation-keys');
@@ -60,7 +78,12 @@ export class EventStoreModule {
             const chain = chainOptionsOf(config);
             const store = kurrentUrl
               ? KurrentEventStore.connect(kurrentUrl, { maxEventBytes, pollMs, chain })
-              : new PostgresEventStore(pool, { maxEventBytes, pollMs, chain });
+              : new PostgresEventStore(pool, {
+                  maxEventBytes,
+                  pollMs,
+                  chain,
+                  onHeld: (hold) => feedLogger.warn(describeHold(hold)),
+                });
             const metered = metrics ? new MeteredEventStore(store, (ms) => metrics.recordEventStoreAppend(ms)) : store;
             return new SealingEventStore(metered, keys, { encrypt: config.eventStore.contentEncryption });
           },

@@ -11,7 +11,7 @@ export { comparePositions, maxPosition, minPosition, parsePosition } from './pos
 export { SubscriptionRunner, runSubscription, type CheckpointSwap } from './subscription/subscription-runner';
 export { onLocalAppend, wakeAllSubscribers } from './subscription/append-notifier';
 export { lockCheckpoint, readCheckpoint, writeCheckpoint } from './subscription/checkpoints';
-export { PostgresEventStore } from './postgres/postgres-event-store';
+export { HELD_WARN_MS, PostgresEventStore, type FeedHold } from './postgres/postgres-event-store';
 export { chainOptionsOf, CONVERSATION_KEYS, conversationKeysOf, EventStoreModule } from './event-store.module';
 export { ConversationKeys, type KeyState } from './content/conversation-keys';
 export { openContent, rawStoreOf, SealingEventStore } from './content/sealing-event-store';

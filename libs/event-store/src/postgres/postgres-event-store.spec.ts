@@ -3,7 +3,8 @@ import { createPgPool } from '@parley/platform';
 import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
 import { Client, type Pool, type PoolClient } from 'pg';
 import { describeEventStoreContract } from '../contract/event-store.contract';
-import { HORIZON_STILL_MS, PostgresEventStore } from './postgres-event-store';
+import { describeHold } from '../event-store.module';
+import { HORIZON_STILL_MS, PostgresEventStore, type FeedHold } from './postgres-event-store';
 
 const MAX_EVENT_BYTES = 2 * 1_048_576;
 const options = { maxEventBytes: MAX_EVENT_BYTES, pollMs: 50 };
@@ -183,25 +184,30 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
   let other: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
+  const holds: FeedHold[] = [];
+  const HELD_WARN = 300;
 
   beforeAll(async () => {
     [database, other] = await Promise.all([createTestDatabase('event_store_horizon'), createTestDatabase('elsewhere')]);
     pool = createPgPool({ url: database.url, max: 4 });
-    store = new PostgresEventStore(pool, options);
+    store = new PostgresEventStore(pool, { ...options, onHeld: (hold) => holds.push(hold), heldWarnMs: HELD_WARN });
   });
   afterAll(async () => {
     await store.close();
     await pool.end();
     await Promise.all([database.drop(), other.drop()]);
   });
+  beforeEach(() => (holds.length = 0));
 
   /** A transaction with an xid of its own, open on `url` until `end` commits it. */
   const openTransaction = async (url: string) => {
-    const client = new Client({ connectionString: url });
+    const client = new Client({ connectionString: url, application_name: 'held-open' });
     await client.connect();
     await client.query('begin');
-    await client.query('select pg_current_xact_id()');
+    const { rows } = await client.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
     return {
+      xid: rows[0].xid,
+      pid: (client as unknown as { processID: number }).processID,
       end: async () => {
         await client.query('commit');
         await client.end();
@@ -210,6 +216,14 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
   };
   const feedHas = async (streamId: string) =>
     (await store.readPage(null, undefined, 500)).events.some((e) => e.streamId === streamId);
+  /** Reads the feed every 20 ms for `ms`, each read checked by `expectation`. */
+  const readFor = async (ms: number, expectation: () => Promise<void>) => {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      await expectation();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
 
   it("reads past another database's transaction once the horizon has stood still, while it is still open", async () => {
     const elsewhere = await openTransaction(other.url);
@@ -218,24 +232,40 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
       // The snapshot's xmin is the other database's transaction: the first read stops below it.
       expect(await feedHas('conversation-past')).toBe(false);
       await until(() => feedHas('conversation-past'), 10_000, 20);
+      // Nor is it reported as holding the feed, however long it stays open.
+      await readFor(2 * HELD_WARN, async () => expect(await feedHas('conversation-past')).toBe(true));
+      expect(holds).toEqual([]);
     } finally {
       await elsewhere.end();
     }
   });
 
-  it('still waits for a transaction of its own database, however long it stands, and reads on once it ends', async () => {
+  it('still waits for a transaction of its own database, however long it stands, reports it, and reads on once it ends', async () => {
     const here = await openTransaction(database.url);
     let ended = false;
     try {
       await store.append('conversation-held', [noted(2)]);
-      const watchedUntil = Date.now() + 5 * HORIZON_STILL_MS;
-      while (Date.now() < watchedUntil) {
-        expect(await feedHas('conversation-held')).toBe(false);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await readFor(Math.max(5 * HORIZON_STILL_MS, 2 * HELD_WARN), async () =>
+        expect(await feedHas('conversation-held')).toBe(false),
+      );
+      await until(() => holds.length > 0, 5_000, 20);
+      expect(holds).toEqual([
+        expect.objectContaining({
+          xid: here.xid,
+          pid: here.pid,
+          applicationName: 'held-open',
+          state: 'idle in transaction',
+          transactionStart: expect.any(Date),
+          prepared: null,
+        }),
+      ]);
+      expect(holds[0].heldMs).toBeGreaterThanOrEqual(HELD_WARN);
+      expect(describeHold(holds[0])).toContain(`transaction ${here.xid} of this database has held the event feed`);
+      expect(describeHold(holds[0])).toContain(`pid ${here.pid} ('held-open'), idle in transaction since`);
       await here.end();
       ended = true;
       await until(() => feedHas('conversation-held'), 10_000, 20);
+      expect(holds).toHaveLength(1);
     } finally {
       if (!ended) await here.end();
     }

@@ -43,7 +43,33 @@ export interface PostgresEventStoreOptions {
   pageSize?: number;
   /** EVENT_CHAIN_KEY: appends chain HMAC-SHA256 hashes and verify checks them (see ChainOptions). */
   chain?: ChainOptions;
+  /**
+   * Told once per transaction that has held the feed's horizon for `heldWarnMs` (default
+   * HELD_WARN_MS): a transaction of this database left open stops every reader of the feed.
+   */
+  onHeld?: (hold: FeedHold) => void;
+  heldWarnMs?: number;
 }
+
+/** A transaction of this database that holds the feed's horizon, as pg_stat_activity shows it. */
+export interface FeedHold {
+  /** Its transaction id (xid8). */
+  xid: string;
+  /** How long the feed's reads have found it holding the horizon. */
+  heldMs: number;
+  /** Its backend, while it has one (a prepared transaction has none: `prepared` names it). */
+  pid: number | null;
+  applicationName: string | null;
+  state: string | null;
+  transactionStart: Date | null;
+  /** The start of its last statement's text. */
+  query: string | null;
+  /** The global id of a prepared (two-phase) transaction. */
+  prepared: string | null;
+}
+
+/** How long a transaction holds the feed before `onHeld` is told of it, by default. */
+export const HELD_WARN_MS = 10_000;
 
 /**
  * How long the feed's horizon (the snapshot's xmin) must stand still before a read looks past the
@@ -51,10 +77,16 @@ export interface PostgresEventStoreOptions {
  */
 export const HORIZON_STILL_MS = 100;
 
-/** The newest snapshot xmin the feed's reads have seen, and since when. */
+/**
+ * The newest snapshot xmin the feed's reads have seen, and since when; and the transaction that
+ * holds the horizon, since when, and whether it was reported.
+ */
 class HorizonWatch {
   private xmin: bigint | null = null;
   private since = 0;
+  private heldBy: string | null = null;
+  private heldSince = 0;
+  private heldReported = false;
 
   /** The xmin to name to a read beginning `now`: the one seen, once it has stood still long enough. */
   stillAt(now: number): string | null {
@@ -67,6 +99,21 @@ class HorizonWatch {
     if (this.xmin !== null && seen <= this.xmin) return;
     this.xmin = seen;
     this.since = now;
+  }
+
+  /**
+   * A read found the horizon held by `xid` (null: by nothing); answers how long it has been held
+   * when that has reached `warnMs` and was not answered before, else null.
+   */
+  held(xid: string | null, now: number, warnMs: number): number | null {
+    if (xid !== this.heldBy) {
+      this.heldBy = xid;
+      this.heldSince = now;
+      this.heldReported = false;
+    }
+    if (xid === null || this.heldReported || now - this.heldSince < warnMs) return null;
+    this.heldReported = true;
+    return now - this.heldSince;
   }
 }
 
@@ -194,18 +241,58 @@ export class PostgresEventStore implements EventStore {
     const values: unknown[] = [String(from.tx), from.pos, maxCount, this.horizon.stillAt(began)];
     if (categories) values.push(categories);
     if (types) values.push(types);
-    const { rows } = await this.pool.query<EventRow & { seen: string; head_tx: string | null; head_position: bigint }>({
+    const { rows } = await this.pool.query<
+      EventRow & { seen: string; held_by: string | null; head_tx: string | null; head_position: bigint }
+    >({
       name: `parley_es_read_page_${kind}`,
       text: readPageSql(kind),
       values,
     });
     const [first] = rows;
     this.horizon.saw(first.seen, began);
+    if (this.options.onHeld) {
+      const heldMs = this.horizon.held(first.held_by, began, this.options.heldWarnMs ?? HELD_WARN_MS);
+      if (heldMs !== null) void this.reportHold(first.held_by!, heldMs);
+    }
     if (first.head_tx === null) return { events: [], scannedTo: null };
     const events = rows.filter((row) => row.global_position !== null).map(toRecordedEvent);
     const full = maxCount !== null && events.length >= maxCount;
     const scannedTo = full ? events[events.length - 1].position : pgPosition(first.head_tx, first.head_position);
     return { events, scannedTo };
+  }
+
+  /** Tells `onHeld` who holds the feed: its backend, or its prepared transaction. */
+  private async reportHold(xid: string, heldMs: number): Promise<void> {
+    try {
+      const { rows } = await this.pool.query<{
+        pid: number | null;
+        application_name: string | null;
+        state: string | null;
+        xact_start: Date | null;
+        query: string | null;
+        prepared: string | null;
+      }>(
+        `select a.pid, a.application_name, a.state, a.xact_start, left(a.query, 200) as query, null as prepared
+           from pg_stat_activity a where a.backend_xid = xid($1::xid8)
+         union all
+         select null, null, null, p.prepared, null, p.gid from pg_prepared_xacts p where p.transaction = xid($1::xid8)
+         limit 1`,
+        [xid],
+      );
+      const row = rows[0];
+      this.options.onHeld!({
+        xid,
+        heldMs,
+        pid: row?.pid ?? null,
+        applicationName: row?.application_name ?? null,
+        state: row?.state ?? null,
+        transactionStart: row?.xact_start ?? null,
+        query: row?.query ?? null,
+        prepared: row?.prepared ?? null,
+      });
+    } catch {
+      // Only a report: the feed reads on regardless.
+    }
   }
 
   appendMark(): number {

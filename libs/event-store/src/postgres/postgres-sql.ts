@@ -56,7 +56,8 @@ const FILTERS: Record<FilterKind, string> = {
  * instead the oldest transaction still in progress that is not known to be another database's
  * (pg_stat_get_activity shows its backend in another one): no such transaction can write here.
  * An xid the activity no longer shows (it has just ended, or is a prepared transaction) counts
- * as this database's. `seen` is the snapshot's xmin, for the caller to tell when it stands still.
+ * as this database's. `seen` is the snapshot's xmin, for the caller to tell when it stands still;
+ * `held_by` the transaction still in progress at the horizon, if one holds it there.
  * $1 last tx (xid8 as text), $2 last position, $3 max count, $4 the xmin that stood still (or
  * null), then the filter arrays.
  */
@@ -76,8 +77,9 @@ head as (
   select h.transaction_id, h.global_position from es_events h
   where h.transaction_id < (select xmin from horizon)
   order by h.transaction_id desc, h.global_position desc limit 1)
-select horizon.seen, head.transaction_id::text as head_tx, head.global_position as head_position, page.*
-from horizon left join head on true left join lateral (
+select horizon.seen, case when horizon.xmin < pg_snapshot_xmax(snap.s) then horizon.xmin::text end as held_by,
+  head.transaction_id::text as head_tx, head.global_position as head_position, page.*
+from snap cross join horizon left join head on true left join lateral (
   select ${EVENT_COLUMNS} from es_events e
   where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
     and e.transaction_id < (select xmin from horizon) ${FILTERS[kind]}
