@@ -232,8 +232,12 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
       // The snapshot's xmin is the other database's transaction: the first read stops below it.
       expect(await feedHas('conversation-past')).toBe(false);
       await until(() => feedHas('conversation-past'), 10_000, 20);
-      // Nor is it reported as holding the feed, however long it stays open.
-      await readFor(2 * HELD_WARN, async () => expect(await feedHas('conversation-past')).toBe(true));
+      // Nor is it reported as holding the feed, however long it stays open. (A read may show less
+      // again for a moment: when an older transaction ends, the xmin moves up to this one, and the
+      // reads take it as their horizon until it has stood still again. Subscriptions never move back.)
+      await readFor(2 * HELD_WARN, async () => {
+        await store.readPage(null, undefined, 500);
+      });
       expect(holds).toEqual([]);
     } finally {
       await elsewhere.end();

@@ -102,8 +102,9 @@ class HorizonWatch {
   }
 
   /**
-   * A read found the horizon held by `xid` (null: by nothing); answers how long it has been held
-   * when that has reached `warnMs` and was not answered before, else null.
+   * A read that named the xmin found the horizon held by `xid`, a transaction of this database
+   * (null: by none); answers how long it has been held when that has reached `warnMs` and was not
+   * answered before, else null.
    */
   held(xid: string | null, now: number, warnMs: number): number | null {
     if (xid !== this.heldBy) {
@@ -238,7 +239,8 @@ export class PostgresEventStore implements EventStore {
     const types = filter?.eventTypes?.length ? filter.eventTypes : null;
     const kind: FilterKind = categories && types ? 'both' : categories ? 'categories' : types ? 'types' : 'none';
     const began = Date.now();
-    const values: unknown[] = [String(from.tx), from.pos, maxCount, this.horizon.stillAt(began)];
+    const still = this.horizon.stillAt(began);
+    const values: unknown[] = [String(from.tx), from.pos, maxCount, still];
     if (categories) values.push(categories);
     if (types) values.push(types);
     const { rows } = await this.pool.query<
@@ -250,7 +252,9 @@ export class PostgresEventStore implements EventStore {
     });
     const [first] = rows;
     this.horizon.saw(first.seen, began);
-    if (this.options.onHeld) {
+    // Only a read that named the xmin knows its holder is this database's (another's may hold the
+    // snapshot's xmin for the moments after the xmin moved): the others neither count nor reset.
+    if (this.options.onHeld && still !== null) {
       const heldMs = this.horizon.held(first.held_by, began, this.options.heldWarnMs ?? HELD_WARN_MS);
       if (heldMs !== null) void this.reportHold(first.held_by!, heldMs);
     }

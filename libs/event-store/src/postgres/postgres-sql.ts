@@ -57,7 +57,8 @@ const FILTERS: Record<FilterKind, string> = {
  * (pg_stat_get_activity shows its backend in another one): no such transaction can write here.
  * An xid the activity no longer shows (it has just ended, or is a prepared transaction) counts
  * as this database's. `seen` is the snapshot's xmin, for the caller to tell when it stands still;
- * `held_by` the transaction still in progress at the horizon, if one holds it there.
+ * `held_by` the transaction still in progress at the horizon, if one holds it there (with $4
+ * named, one of this database).
  * $1 last tx (xid8 as text), $2 last position, $3 max count, $4 the xmin that stood still (or
  * null), then the filter arrays.
  */
