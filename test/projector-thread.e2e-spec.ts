@@ -58,7 +58,11 @@ describe('the projector thread of the all-in-one server', () => {
       const started = Date.now();
       const completed = async () =>
         (await parley.call('GET', `/api/v1/conversations/${id}`)).body.llmProcessStatus === 'CO';
-      await until(completed, 10_000, 25);
+      await until(completed, 10_000, 25).catch(async (err: Error) => {
+        // What the server knew when the read model did not catch up, for whoever reads the failure.
+        const status = await parley.call('GET', '/api/v1/status');
+        throw new Error(`${err.message}; turn ${i + 1}, /api/v1/status: ${JSON.stringify(status.body)}`);
+      });
       expect(Date.now() - started).toBeLessThan(3000);
     }
   }, 60_000);

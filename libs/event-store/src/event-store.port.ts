@@ -121,8 +121,23 @@ export interface FeedPage {
  * What catch-up subscriptions and subscription runners read: paged reads of the global feed and
  * a way to sleep until something may have changed. Part of every EventStore.
  */
+/** How a page of the feed is read. */
+export interface ReadPageOptions {
+  /**
+   * The reader knows of an append of its process that the last read did not show: read past the
+   * transactions of other databases on the server at once (PostgreSQL; see readPageSql), rather
+   * than once the horizon has stood still.
+   */
+  appendAwaited?: boolean;
+}
+
 export interface GlobalFeed {
-  readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage>;
+  readPage(
+    after: string | null,
+    filter: EventFilter | undefined,
+    maxCount: number,
+    options?: ReadPageOptions,
+  ): Promise<FeedPage>;
   /**
    * How many appends this process has made (or been told of by its other threads): a reader
    * takes the mark before it reads, and hands it to `waitForAppend`.

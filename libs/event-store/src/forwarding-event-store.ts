@@ -5,6 +5,7 @@ import type {
   EventStore,
   EventToAppend,
   FeedPage,
+  ReadPageOptions,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
@@ -61,8 +62,13 @@ export class ForwardingEventStore implements EventStore {
   close(): Promise<void> {
     return this.inner.close();
   }
-  readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
-    return this.inner.readPage(after, filter, maxCount);
+  readPage(
+    after: string | null,
+    filter: EventFilter | undefined,
+    maxCount: number,
+    options?: ReadPageOptions,
+  ): Promise<FeedPage> {
+    return this.inner.readPage(after, filter, maxCount, options);
   }
   appendMark(): number {
     return this.inner.appendMark();

@@ -3,6 +3,7 @@ export {
   type EventStore,
   type EventToAppend,
   type GlobalFeed,
+  type ReadPageOptions,
   type ReadStreamOptions,
   type RecordedEvent,
 } from './event-store.port';

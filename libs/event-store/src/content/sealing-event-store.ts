@@ -5,6 +5,7 @@ import type {
   EventStore,
   EventToAppend,
   FeedPage,
+  ReadPageOptions,
   GlobalFeed,
   ReadAllOptions,
   ReadStreamOptions,
@@ -116,8 +117,13 @@ export class SealingEventStore extends ForwardingEventStore {
     return this.openMany(await this.raw.readAll(options));
   }
 
-  override async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number): Promise<FeedPage> {
-    const page = await this.raw.readPage(after, filter, maxCount);
+  override async readPage(
+    after: string | null,
+    filter: EventFilter | undefined,
+    maxCount: number,
+    options?: ReadPageOptions,
+  ): Promise<FeedPage> {
+    const page = await this.raw.readPage(after, filter, maxCount, options);
     return { ...page, events: await this.openMany(page.events) };
   }
 

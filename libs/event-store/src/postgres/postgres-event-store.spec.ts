@@ -229,8 +229,11 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
     const elsewhere = await openTransaction(other.url);
     try {
       await store.append('conversation-past', [noted(1)]);
-      // The snapshot's xmin is the other database's transaction: the first read stops below it.
+      // The snapshot's xmin is the other database's transaction: the first read stops below it,
+      // but a read that awaits this process's append looks past it at once.
       expect(await feedHas('conversation-past')).toBe(false);
+      const awaited = await store.readPage(null, undefined, 500, { appendAwaited: true });
+      expect(awaited.events.map((e) => e.streamId)).toContain('conversation-past');
       await until(() => feedHas('conversation-past'), 10_000, 20);
       // Nor is it reported as holding the feed, however long it stays open. (A read may show less
       // again for a moment: when an older transaction ends, the xmin moves up to this one, and the

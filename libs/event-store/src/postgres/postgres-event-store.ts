@@ -9,6 +9,7 @@ import type {
   EventToAppend,
   FeedPage,
   ReadAllOptions,
+  ReadPageOptions,
   ReadStreamOptions,
   RecordedEvent,
   StreamMetadata,
@@ -76,6 +77,9 @@ export const HELD_WARN_MS = 10_000;
  * transactions of other databases on the server that hold it (readPageSql).
  */
 export const HORIZON_STILL_MS = 100;
+
+/** The largest xid8: named to a read, it looks past other databases' transactions whatever the xmin. */
+const ANY_XMIN = '18446744073709551615';
 
 /**
  * The newest snapshot xmin the feed's reads have seen, and since when; and the transaction that
@@ -207,14 +211,22 @@ export class PostgresEventStore implements EventStore {
    * is making, for at least as many events, with no append of this process since it began,
    * serves this one too (each caller gets its own list, cut to its size): what the shared read
    * cannot show, an append of another process, this caller could have missed by a moment as well.
+   * A read that awaits an append (`appendAwaited`) looks past other databases' transactions at once
+   * (readPageSql) and is shared only with reads that do too.
    */
-  async readPage(after: string | null, filter: EventFilter | undefined, maxCount: number | null): Promise<FeedPage> {
-    const key = `${after}|${filter?.categories?.join(',') ?? ''}|${filter?.eventTypes?.join(',') ?? ''}`;
+  async readPage(
+    after: string | null,
+    filter: EventFilter | undefined,
+    maxCount: number | null,
+    options: ReadPageOptions = {},
+  ): Promise<FeedPage> {
+    const awaited = options.appendAwaited === true;
+    const key = `${after}|${filter?.categories?.join(',') ?? ''}|${filter?.eventTypes?.join(',') ?? ''}|${awaited}`;
     const mark = this.notifier.mark;
     const shared = this.pagesInFlight.get(key);
     if (shared && shared.mark === mark && covers(shared.maxCount, maxCount))
       return cutPage(await shared.page, maxCount);
-    const entry = { mark, maxCount, page: this.queryPage(after, filter, maxCount) };
+    const entry = { mark, maxCount, page: this.queryPage(after, filter, maxCount, awaited) };
     this.pagesInFlight.set(key, entry);
     const forget = () => {
       if (this.pagesInFlight.get(key) === entry) this.pagesInFlight.delete(key);
@@ -227,6 +239,7 @@ export class PostgresEventStore implements EventStore {
     after: string | null,
     filter: EventFilter | undefined,
     maxCount: number | null,
+    awaited: boolean,
   ): Promise<FeedPage> {
     const from = after === null ? ({ kind: 'pg', tx: 0n, pos: 0n } as const) : parsePosition(after);
     if (from.kind === 'esdb') {
@@ -239,7 +252,7 @@ export class PostgresEventStore implements EventStore {
     const types = filter?.eventTypes?.length ? filter.eventTypes : null;
     const kind: FilterKind = categories && types ? 'both' : categories ? 'categories' : types ? 'types' : 'none';
     const began = Date.now();
-    const still = this.horizon.stillAt(began);
+    const still = awaited ? ANY_XMIN : this.horizon.stillAt(began);
     const values: unknown[] = [String(from.tx), from.pos, maxCount, still];
     if (categories) values.push(categories);
     if (types) values.push(types);

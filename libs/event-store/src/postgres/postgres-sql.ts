@@ -52,22 +52,23 @@ const FILTERS: Record<FilterKind, string> = {
  * transaction that commits late is never skipped.
  *
  * The horizon is the snapshot's xmin, which every transaction of the server holds back, whatever
- * its database. When the caller names that xmin as one that has stood still ($4), the horizon is
+ * its database. When the caller names an xmin at or above it ($4: one that has stood still, or
+ * the largest xid8 for a read that awaits an append of its process), the horizon is
  * instead the oldest transaction still in progress that is not known to be another database's
  * (pg_stat_get_activity shows its backend in another one): no such transaction can write here.
  * An xid the activity no longer shows (it has just ended, or is a prepared transaction) counts
  * as this database's. `seen` is the snapshot's xmin, for the caller to tell when it stands still;
  * `held_by` the transaction still in progress at the horizon, if one holds it there (with $4
  * named, one of this database).
- * $1 last tx (xid8 as text), $2 last position, $3 max count, $4 the xmin that stood still (or
- * null), then the filter arrays.
+ * $1 last tx (xid8 as text), $2 last position, $3 max count, $4 that xmin (or null), then the
+ * filter arrays.
  */
 export function readPageSql(kind: FilterKind): string {
   return `
 with snap as materialized (select pg_current_snapshot() as s),
 horizon as materialized (
   select pg_snapshot_xmin(s)::text as seen,
-    case when pg_snapshot_xmin(s) = $4::xid8 then coalesce(
+    case when pg_snapshot_xmin(s) <= $4::xid8 then coalesce(
       (select min(x) from pg_snapshot_xip(s) x where not exists (
         select 1 from pg_stat_get_activity(null) a
         where a.backend_xid = xid(x) and a.datid <> (select oid from pg_database where datname = current_database()))),

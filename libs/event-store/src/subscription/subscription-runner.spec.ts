@@ -1,6 +1,7 @@
 import { createPgPool } from '@parley/platform';
 import { createTestDatabase, type TestDatabase } from '@parley/testing';
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
+import type { ReadPageOptions } from '../event-store.port';
 import { events, eventually } from '../contract/contract-kit';
 import { PostgresEventStore } from '../postgres/postgres-event-store';
 import { SubscriptionRunner } from './subscription-runner';
@@ -48,5 +49,41 @@ describe('SubscriptionRunner', () => {
     // Dozens of polls and twenty wake-ups: one composite for the lease, none per wait.
     expect(dependantsOf(stopping)).toBeLessThanOrEqual(1);
     await runner.stop();
+  });
+
+  it("reads an append of its process past another database's transaction at once, while that stays open", async () => {
+    const other = await createTestDatabase('subscription_runner_elsewhere');
+    const elsewhere = new Client({ connectionString: other.url });
+    await elsewhere.connect();
+    const reads: (ReadPageOptions | undefined)[] = [];
+    const readPage = store.readPage.bind(store);
+    jest.spyOn(store, 'readPage').mockImplementation((after, filter, maxCount, options) => {
+      reads.push(options);
+      return readPage(after, filter, maxCount, options);
+    });
+    const handled: string[] = [];
+    const runner = new SubscriptionRunner({
+      pool,
+      feed: store,
+      subscriptionId: 'held-elsewhere',
+      pollMs: 10_000,
+      handle: async (batch) => void handled.push(...batch.map((e) => e.streamId)),
+    }).start();
+    try {
+      await eventually(async () => expect(runner.caughtUp).toBe(true));
+      await elsewhere.query('begin');
+      await elsewhere.query('select pg_current_xact_id()');
+      reads.length = 0;
+      await store.append('held-elsewhere-1', events(1));
+      // Woken by the append, the runner reads past the other database's transaction at once.
+      await eventually(async () => expect(handled).toContain('held-elsewhere-1'));
+      expect(reads[0]).toEqual({ appendAwaited: true });
+    } finally {
+      jest.restoreAllMocks();
+      await runner.stop();
+      await elsewhere.query('commit');
+      await elsewhere.end();
+      await other.drop();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
-import type { EventFilter, GlobalFeed, RecordedEvent } from '../event-store.port';
+import type { EventFilter, GlobalFeed, ReadPageOptions, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
 import {
   beginLocked,
@@ -100,6 +100,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
   });
 }
+
+/** The read a subscription makes while an append of its process has not shown yet. */
+const AWAITED: ReadPageOptions = { appendAwaited: true };
 
 /**
  * An append of this process that the next read did not show: the feed's horizon hides it until
@@ -258,7 +261,8 @@ export class SubscriptionRunner {
         woke = false;
         // Taken before the read: an append while this batch is read and applied ends the wait below at once.
         const mark = feed.appendMark();
-        const page = await feed.readPage(position, filter, batchSize);
+        // An append of this process that the last read did not show: read past other databases at once.
+        const page = await feed.readPage(position, filter, batchSize, hidden.pending ? AWAITED : undefined);
         const short = page.events.length < batchSize;
         const last = page.events.at(-1)?.position ?? null;
         const target = short ? maxPosition(last, page.scannedTo) : last;
