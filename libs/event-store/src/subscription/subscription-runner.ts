@@ -261,7 +261,8 @@ export class SubscriptionRunner {
         woke = false;
         // Taken before the read: an append while this batch is read and applied ends the wait below at once.
         const mark = feed.appendMark();
-        // An append of this process that the last read did not show: read past other databases at once.
+        // Woken by an append of this process, or retrying one the last read did not show: read past
+        // other databases' transactions at once.
         const page = await feed.readPage(position, filter, batchSize, hidden.pending ? AWAITED : undefined);
         const short = page.events.length < batchSize;
         const last = page.events.at(-1)?.position ?? null;
