@@ -92,6 +92,9 @@ class HorizonWatch {
   private heldSince = 0;
   private heldReported = false;
 
+  /** `warnMs`: how long a transaction holds the horizon before `held` answers. */
+  constructor(private readonly warnMs: number) {}
+
   /** The xmin to name to a read beginning `now`: the one seen, once it has stood still long enough. */
   stillAt(now: number): string | null {
     return this.xmin !== null && now - this.since >= HORIZON_STILL_MS ? String(this.xmin) : null;
@@ -110,13 +113,13 @@ class HorizonWatch {
    * (null: by none); answers how long it has been held when that has reached `warnMs` and was not
    * answered before, else null.
    */
-  held(xid: string | null, now: number, warnMs: number): number | null {
+  held(xid: string | null, now: number): number | null {
     if (xid !== this.heldBy) {
       this.heldBy = xid;
       this.heldSince = now;
       this.heldReported = false;
     }
-    if (xid === null || this.heldReported || now - this.heldSince < warnMs) return null;
+    if (xid === null || this.heldReported || now - this.heldSince < this.warnMs) return null;
     this.heldReported = true;
     return now - this.heldSince;
   }
@@ -138,7 +141,7 @@ export class PostgresEventStore implements EventStore {
     string,
     { mark: number; maxCount: number | null; page: Promise<FeedPage> }
   >();
-  private readonly horizon = new HorizonWatch();
+  private readonly horizon: HorizonWatch;
   private readonly admin: StreamAdmin;
   private closed = false;
 
@@ -146,6 +149,7 @@ export class PostgresEventStore implements EventStore {
     readonly pool: Pool,
     private readonly options: PostgresEventStoreOptions,
   ) {
+    this.horizon = new HorizonWatch(options.heldWarnMs ?? HELD_WARN_MS);
     this.admin = new StreamAdmin(pool);
   }
 
@@ -268,7 +272,7 @@ export class PostgresEventStore implements EventStore {
     // Only a read that named the xmin knows its holder is this database's (another's may hold the
     // snapshot's xmin for the moments after the xmin moved): the others neither count nor reset.
     if (this.options.onHeld && still !== null) {
-      const heldMs = this.horizon.held(first.held_by, began, this.options.heldWarnMs ?? HELD_WARN_MS);
+      const heldMs = this.horizon.held(first.held_by, began);
       if (heldMs !== null) void this.reportHold(first.held_by!, heldMs);
     }
     if (first.head_tx === null) return { events: [], scannedTo: null };
