@@ -37,8 +37,9 @@ describe('SecretMasker', () => {
     const addLast = timed(() => secrets.slice(9_900).forEach((s) => masker.add(s)));
     masker.mask(line);
     const maskWithTenThousand = timed(maskLines);
-    // One alternation of every secret, rebuilt on every add, made both grow about a hundredfold.
-    expect(addLast).toBeLessThan(Math.max(addFirst, 5) * 5);
-    expect(maskWithTenThousand).toBeLessThan(maskWithHundred * 4);
+    // One alternation of every secret, rebuilt on every add, made both grow about a hundredfold;
+    // the bounds leave room for a loaded machine's pauses (35 ms against 25 once in CI).
+    expect(addLast).toBeLessThan(Math.max(addFirst, 10) * 10);
+    expect(maskWithTenThousand).toBeLessThan(maskWithHundred * 10);
   });
 });
