@@ -136,6 +136,9 @@ function toConfig(env: Env) {
       vectorExactBelow: env.VECTOR_EXACT_BELOW,
       /** MB of collections' vectors each vector store keeps in process for its exact searches. */
       vectorCacheMb: env.VECTOR_CACHE_MB,
+      /** Which index searches a pgvector store's large collections, and MB of in-process graphs per store. */
+      vectorIndex: env.VECTOR_INDEX,
+      vectorGraphMb: env.VECTOR_GRAPH_MB,
     },
     /** Long-term memory: the embedding model's catalog code (null: the only one), and default lifetimes. */
     memory: {

@@ -1,6 +1,8 @@
 export type { Chunk, MetadataValue, Queryable, SearchHit, SearchQuery, VectorStore } from './vector-store.port';
 export { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
-export { PgvectorVectorStore, hasPgvector, type PgvectorOptions } from './pgvector/pgvector.vector-store';
+export { PgvectorVectorStore, hasPgvector, isEmbedded, type PgvectorOptions } from './pgvector/pgvector.vector-store';
+export { CollectionGraphs, GRAPH_M, GRAPH_EF_CONSTRUCTION, GRAPH_EF_SEARCH } from './graph/collection-graphs';
+export { GraphWorker } from './graph/graph-worker';
 export {
   COLLECTION_SOURCE,
   DEFAULT_TOP_K,
@@ -9,6 +11,8 @@ export {
   type DocumentCollectionConfig,
   type EmbeddingModelConfig,
   type ResolvedCollection,
+  type ResolverOptions,
+  type VectorIndexChoice,
 } from './vector-store.resolver';
 export {
   Collections,

@@ -1,4 +1,4 @@
-import { Global, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@parley/config';
 import { LlmModule } from '@parley/llm';
 import { PG_POOL } from '@parley/platform';
@@ -37,6 +37,12 @@ class ClosingResolver extends VectorStoreResolver implements OnApplicationShutdo
           buildMemoryMb: config.llm.hnswBuildMemoryMb,
           exactBelow: config.llm.vectorExactBelow,
           cacheMb: config.llm.vectorCacheMb,
+          graphMb: config.llm.vectorGraphMb,
+          index: config.llm.vectorIndex,
+          onGraphError: (collection, err) =>
+            new Logger('VectorStore').warn(
+              `collection ${collection}: no HNSW graph for the next 30 s, searched without it (${err instanceof Error ? err.message : String(err)})`,
+            ),
         }),
     },
     Collections,

@@ -1,7 +1,8 @@
 import { DomainError } from '@parley/core';
 import { Pool } from 'pg';
 import { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
-import { PgvectorVectorStore, hasPgvector, type PgvectorOptions } from './pgvector/pgvector.vector-store';
+import { GraphWorker } from './graph/graph-worker';
+import { PgvectorVectorStore, hasPgvector, isEmbedded, type PgvectorOptions } from './pgvector/pgvector.vector-store';
 import type { Queryable, VectorStore } from './vector-store.port';
 
 /** A document collection of the catalog with the vector store it lives in. */
@@ -53,6 +54,26 @@ export interface ResolvedCollection {
 
 type StoreKind = VectorStore['kind'] | 'auto';
 
+/** Which index searches a pgvector store's large collections (VECTOR_INDEX). */
+export type VectorIndexChoice = 'auto' | 'graph' | 'pgvector';
+
+export interface ResolverOptions extends Omit<PgvectorOptions, 'graph'> {
+  /**
+   * MB of HNSW graphs each store keeps in this process (VECTOR_GRAPH_MB); 0: none, and
+   * pgvector's index serves wherever the extension is.
+   */
+  graphMb?: number;
+  /**
+   * `graph`: pgvector stores search large collections through a graph in this process too;
+   * `pgvector`: through pgvector's own index; `auto`: the graph in an embedded database (PGlite),
+   * pgvector's index in a PostgreSQL server. The exact scan, with no index of its own, always
+   * uses the graph when graphMb allows.
+   */
+  index?: VectorIndexChoice;
+  /** Reports a graph that could not be built. */
+  onGraphError?: (collection: string, err: unknown) => void;
+}
+
 function kindOf(type: string | null): StoreKind {
   const t = type?.toUpperCase() ?? null;
   if (t === 'PGV') return 'pgvector';
@@ -68,12 +89,14 @@ function kindOf(type: string | null): StoreKind {
 export class VectorStoreResolver {
   private readonly stores = new Map<string, Promise<VectorStore>>();
   private readonly pools = new Map<string, Pool>();
+  /** The thread of every store's graphs, started with the first graph. */
+  private readonly graphWorker = new GraphWorker();
 
   constructor(
     private readonly source: CollectionSource,
     /** Parley's own database (PG_POOL). */
     private readonly db: Queryable,
-    private readonly options: PgvectorOptions = {},
+    private readonly options: ResolverOptions = {},
   ) {}
 
   async resolve(collectionCode: string, dimensions: number): Promise<ResolvedCollection> {
@@ -113,11 +136,34 @@ export class VectorStoreResolver {
         `Vector store '${config.store.code}' asks for pgvector, which its database does not have.`,
       );
     }
+    const graphMb = this.options.graphMb ?? 0;
+    const graph =
+      graphMb > 0
+        ? {
+            worker: this.graphWorker,
+            megabytes: graphMb,
+            onError: this.options.onGraphError,
+          }
+        : undefined;
     const store = vector
-      ? new PgvectorVectorStore(db, dimensions, this.options)
-      : new ExactScanVectorStore(db, dimensions, this.options.cacheMb ?? 0);
+      ? new PgvectorVectorStore(db, dimensions, {
+          ...this.options,
+          graph: (await this.pgvectorUsesGraph(db)) ? graph : undefined,
+        })
+      : new ExactScanVectorStore(
+          db,
+          dimensions,
+          this.options.cacheMb ?? 0,
+          graph && { ...graph, above: this.options.exactBelow ?? 0 },
+        );
     await store.init();
     return store;
+  }
+
+  private async pgvectorUsesGraph(db: Queryable): Promise<boolean> {
+    const index = this.options.index ?? 'auto';
+    if ((this.options.graphMb ?? 0) <= 0 || index === 'pgvector') return false;
+    return index === 'graph' || (await isEmbedded(db));
   }
 
   private databaseOf(url: string | null): Queryable {
@@ -134,5 +180,6 @@ export class VectorStoreResolver {
     await Promise.all([...this.pools.values()].map((p) => p.end()));
     this.pools.clear();
     this.stores.clear();
+    await this.graphWorker.close();
   }
 }

@@ -1,4 +1,5 @@
 import { CollectionVectors, collectionVersionsDdl } from '../collection-vectors';
+import { CollectionGraphs, type CollectionGraphOptions, type GraphColumns } from '../graph/collection-graphs';
 import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery, norm } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
@@ -22,24 +23,38 @@ export const EXACT_DDL = [
   ...collectionVersionsDdl(EXACT_TABLE),
 ];
 
+const GRAPH_COLUMNS: GraphColumns = {
+  embedding: 'c.embedding',
+  decode: (value) => Float32Array.from(value as number[]),
+  score: (vector) => ({
+    expression: `(select sum(a::float8 * b) from unnest(c.embedding, $2::float8[]) as t(a, b)) / (c.norm * ${norm(vector)})`,
+    value: vector,
+  }),
+};
+
 /**
  * A VectorStore for PostgreSQL without pgvector: embeddings as `real[]` with their norm, and
  * a search that computes the cosine similarity of every chunk of the collection (an exact scan:
  * linear in the collection's size, no index): in process over the collection's vectors read once
- * (CollectionVectors, `cacheMb`), else in SQL.
+ * (CollectionVectors, `cacheMb`), else in SQL. With `graph`, collections of `graph.above` chunks
+ * or more are searched through an HNSW graph in this process (CollectionGraphs) once it is built.
  */
 export class ExactScanVectorStore implements VectorStore {
   readonly kind = 'exact' as const;
 
   private readonly rows: ChunkTable;
   private readonly vectors: CollectionVectors;
+  /** The HNSW graphs of large collections, when given. */
+  readonly graphs: CollectionGraphs | null;
 
   constructor(
     private readonly db: Queryable,
     readonly dimensions: number,
     /** MB of collections' vectors kept in this process for the search; 0: every search in SQL. */
     cacheMb = 0,
+    graph?: CollectionGraphOptions,
   ) {
+    this.graphs = graph ? new CollectionGraphs(db, EXACT_TABLE, dimensions, GRAPH_COLUMNS, graph) : null;
     this.vectors = new CollectionVectors(db, EXACT_TABLE, dimensions, { column: 'embedding', norm: 'norm' }, cacheMb);
     this.rows = new ChunkTable(db, EXACT_TABLE, {
       names: ['embedding', 'norm'],
@@ -75,6 +90,8 @@ export class ExactScanVectorStore implements VectorStore {
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     assertQuery(query, this.dimensions);
+    const graphed = this.graphs && (await this.graphs.search(query));
+    if (graphed) return graphed;
     const kept = await this.vectors.search(query);
     if (kept) return kept;
     const { rows } = await this.db.query<ChunkRow>(

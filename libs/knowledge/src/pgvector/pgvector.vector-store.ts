@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { CollectionVectors, collectionVersionsDdl } from '../collection-vectors';
+import { CollectionGraphs, type CollectionGraphOptions, type GraphColumns } from '../graph/collection-graphs';
 import { CHUNK_COLUMNS, ChunkTable, toHit, type ChunkRow } from '../sql-rows';
 import { assertChunks, assertQuery } from '../validate';
 import type { Chunk, Queryable, SearchHit, SearchQuery, VectorStore } from '../vector-store.port';
@@ -11,6 +12,27 @@ export async function hasPgvector(db: Queryable): Promise<boolean> {
 }
 
 const vectorLiteral = (v: readonly number[]) => `[${v.join(',')}]`;
+
+/** Whether the database is an embedded PGlite (PostgreSQL compiled to WebAssembly). */
+export async function isEmbedded(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ embedded: boolean }>(`select version() like '%emscripten%' as embedded`);
+  return rows[0].embedded === true;
+}
+
+/** pgvector's binary form (`vector_send`): the dimensions and an unused word, then big-endian float4s. */
+function decodeVector(value: unknown): Float32Array {
+  const bytes = value as Uint8Array;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(view.getUint16(0));
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(4 + 4 * i);
+  return vector;
+}
+
+const GRAPH_COLUMNS: GraphColumns = {
+  embedding: 'vector_send(c.embedding)',
+  decode: decodeVector,
+  score: (vector) => ({ expression: '1 - (c.embedding <=> $2::vector)', value: vectorLiteral(vector) }),
+};
 
 /** Rows written before the first ANALYZE of a new table. */
 const ANALYZE_AFTER_ROWS = 500;
@@ -31,6 +53,13 @@ export interface PgvectorOptions {
    * those searched exactly are ranked here; 0 (the default): every search in SQL.
    */
   cacheMb?: number;
+  /**
+   * Searches collections of `exactBelow` chunks or more through an HNSW graph in this process
+   * (CollectionGraphs) instead of pgvector's index, which is then not built: in PGlite's
+   * WebAssembly, pgvector's index links about 270 chunks/s and misses the recall its searches
+   * need within 20 ms at 100,000 chunks; the graph does both (bench/README.md).
+   */
+  graph?: Omit<CollectionGraphOptions, 'above'>;
 }
 
 /** pgvector's own defaults, used when no option is given. */
@@ -58,6 +87,11 @@ const SIZES_KEPT = 1000;
  * that grew it by a tenth (and by 500 rows at least) since the last time. Without that, a search
  * of a collection loaded since start scans and sorts every row (100 k chunks: ~285 ms, against
  * ~2 ms through the index).
+ *
+ * With `graph`, collections past `exactBelow` are searched through an HNSW graph in this process
+ * instead (CollectionGraphs) and pgvector's index is not built; while a graph is being built or
+ * brought up to date, the statement above answers (through an index built earlier, else by a
+ * scan of the collection).
  */
 export class PgvectorVectorStore implements VectorStore {
   readonly kind = 'pgvector' as const;
@@ -65,6 +99,8 @@ export class PgvectorVectorStore implements VectorStore {
   private readonly rows: ChunkTable;
   /** The vectors of collections searched exactly, ranked in process. */
   private readonly vectors: CollectionVectors;
+  /** The HNSW graphs of large collections, when they are searched in process. */
+  readonly graphs: CollectionGraphs | null;
 
   private readonly efSearch: number;
   private readonly m: number;
@@ -115,6 +151,9 @@ export class PgvectorVectorStore implements VectorStore {
       { column: 'embedding::text', norm: null },
       options.cacheMb ?? 0,
     );
+    this.graphs = options.graph
+      ? new CollectionGraphs(db, this.table, dimensions, GRAPH_COLUMNS, { ...options.graph, above: this.exactBelow })
+      : null;
   }
 
   async init(): Promise<void> {
@@ -144,7 +183,7 @@ export class PgvectorVectorStore implements VectorStore {
    * of a write), so a first load goes in fast and the graph is built over it in one pass.
    */
   private async indexWhenLarge(): Promise<void> {
-    if (this.indexed) return;
+    if (this.indexed || this.graphs) return;
     if (this.exactBelow > 0) {
       const { rows } = await this.db.query<{ n: number }>(`select count(*)::int as n from ${this.table}`);
       if (Number(rows[0].n) < this.exactBelow) return;
@@ -232,6 +271,8 @@ export class PgvectorVectorStore implements VectorStore {
     assertQuery(query, this.dimensions);
     if (this.exactBelow > 0 && (await this.sizeOf(query.collection)) < this.exactBelow)
       return (await this.vectors.search(query)) ?? this.exactSearch(query);
+    const graphed = this.graphs && (await this.graphs.search(query));
+    if (graphed) return graphed;
     // The settings hold for this statement only (set_config's is_local in its own transaction);
     // the inner query's limit reads them, so it runs after they are set. It is ordered by the
     // distance alone, so the HNSW index can serve it; the threshold and the tie order by id
