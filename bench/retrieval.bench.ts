@@ -1,7 +1,8 @@
 /**
  * Retrieval: the knowledge lib's two vector stores on the same chunks. Prints
  * - ingestion: chunks/s for embedding (EmbeddingClient → the simulator's /v1/embeddings over HTTP,
- *   a process of its own) plus upsert, per store; and Parley's ingestion path itself (documents
+ *   a process of its own) plus upsert, per store (pgvector on PGlite as Parley runs it there, with
+ *   the graph's build after it timed apart, and with pgvector's own index); and Parley's ingestion path itself (documents
  *   chunked by 512 tokens with 50 of overlap, embedded through Collections and upserted in
  *   batches of INGEST_BATCH_SIZE by IngestionService.storeChunks) into the exact scan on PostgreSQL;
  * - search p50/p95 at each corpus size (BENCH_SIZES, default 10000,100000): pgvector with its HNSW
@@ -15,6 +16,10 @@
  *   is one of the exact top 4 or ties the exact 4th score (within 1e-5: the two stores round
  *   differently); *ids* counts only the exact top 4's ids; *ann-b.* counts, as ann-benchmarks does,
  *   a hit whose distance is at most the exact 4th's + 1e-3;
+ * - the same searches through the HNSW graphs Parley keeps in process (CollectionGraphs, usearch):
+ *   over the PGlite table as the embedded database runs it (VECTOR_INDEX auto), and over the exact
+ *   scan's table on PostgreSQL, each graph built (then, at the next size, patched) by a first
+ *   search, with the time it took and the process's RSS it added;
  * - the time to load each corpus into PGlite without the index and to build the index over it.
  * The index is built as Parley builds it, from the same settings: VECTOR_HNSW_M,
  * VECTOR_HNSW_EF_CONSTRUCTION and VECTOR_HNSW_BUILD_MEMORY_MB (README.md's configuration table),

@@ -353,7 +353,7 @@ export const envSchema = z.object({
     "`maintenance_work_mem` of a build of pgvector's HNSW index, for that build alone: a graph that outgrows it is built many times slower.",
   ),
   VECTOR_EXACT_BELOW: int(2000, 0).describe(
-    'A pgvector store searches a collection of fewer chunks than this exactly, without its HNSW index (faster at that size, and no neighbour missed); 0: always through the index.',
+    "A vector store searches a collection of fewer chunks than this exactly, without an HNSW index (pgvector's, or a graph in process: `VECTOR_INDEX`), which is faster at that size and misses no neighbour; 0: always through the index.",
   ),
   VECTOR_CACHE_MB: int(64, 0).describe(
     "MB of collections' chunks (vectors, texts, metadata) each vector store keeps in this process for its exact searches (the exact scan's, and a pgvector store's below `VECTOR_EXACT_BELOW`): a search asks the database only for the collection's version (moved on by every write, from any process) and ranks the kept chunks here, so another writer's change is never missed. A collection larger than this is searched in SQL. 0: every search in SQL.",
