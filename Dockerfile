@@ -33,4 +33,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The split apps use the same image with another entry file (see docker-compose.yml).
-CMD ["node", "-r", "./tools/register.js", "apps/server/src/main.ts"]
+CMD ["node", "--max-semi-space-size=32", "-r", "./tools/register.js", "apps/server/src/main.ts"]

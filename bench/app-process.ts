@@ -27,7 +27,10 @@ export interface AppOptions {
   logFile?: string;
 }
 
-/** Starts apps/<app>/src/main.ts with `env` on a port of its own; resolves once /health/ready answers 200. */
+/**
+ * Starts apps/<app>/src/main.ts with `env` on a port of its own, with the V8 flags of the start
+ * scripts (package.json); resolves once /health/ready answers 200.
+ */
 export async function startApp(
   name: string,
   app: string,
@@ -37,7 +40,7 @@ export async function startApp(
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['-r', './tools/register.js', ...(options.execArgv ?? []), `apps/${app}/src/main.ts`],
+    ['--max-semi-space-size=32', '-r', './tools/register.js', ...(options.execArgv ?? []), `apps/${app}/src/main.ts`],
     {
       env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
       stdio: [

@@ -56,4 +56,21 @@ describe('docker-compose.yml', () => {
     expect(ports.length).toBeGreaterThan(0);
     expect(ports.map(hostIp)).toEqual(ports.map(() => '127.0.0.1'));
   });
+
+  it('starts every Parley process with the V8 flags of the start scripts (package.json, Dockerfile)', () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    const starts = Object.entries(scripts).filter(([name]) => name === 'start' || name.startsWith('start:'));
+    expect(starts.length).toBeGreaterThanOrEqual(5);
+    for (const [, line] of starts) expect(line).toMatch(/^node --max-semi-space-size=32 -r \.\/tools\/register\.js /);
+    const apps = Object.values(compose.services)
+      .map((service) => service.command ?? [])
+      .filter((command) => command.some((arg) => /^apps\/.*main\.ts$/.test(arg)));
+    expect(apps.length).toBe(4);
+    for (const command of apps) expect(command.slice(0, 2)).toEqual(['node', '--max-semi-space-size=32']);
+    expect(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')).toContain(
+      'CMD ["node", "--max-semi-space-size=32", "-r", "./tools/register.js", "apps/server/src/main.ts"]',
+    );
+  });
 });
