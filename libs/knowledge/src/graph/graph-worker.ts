@@ -1,4 +1,8 @@
 import { Worker } from 'node:worker_threads';
+// Loaded by this thread too (4 ms, 7 MB), so the addon's library stays mapped for the life of the
+// process: a graph thread that ends would otherwise unload it while its objects' finalizers may
+// still run, the crash Node addons are known for in worker threads (nodejs/node#58484).
+import 'usearch';
 
 /** The HNSW parameters of a graph (usearch's connectivity, expansion_add and expansion_search). */
 export interface GraphParameters {
@@ -60,7 +64,8 @@ interface Pending {
  * request. Graphs are numbered by `create`, never reusing a number; every call resolves when the
  * thread has done it, in order. A thread that dies rejects what was pending and takes its graphs
  * with it; the next call starts a new thread, where a call on an old graph fails (callers build
- * it again).
+ * it again). Once started, the thread keeps the process alive until `close` (the resolver's, at
+ * the application's shutdown).
  */
 export class GraphWorker {
   private worker: Worker | null = null;
@@ -104,7 +109,6 @@ export class GraphWorker {
     const worker = this.thread();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      if (this.pending.size === 0) worker.ref();
       this.pending.set(id, { resolve, reject });
       worker.postMessage({ ...message, id }, transfer);
     });
@@ -113,12 +117,9 @@ export class GraphWorker {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(GRAPH_THREAD, { eval: true, workerData: { usearch: require.resolve('usearch') } });
-    // The thread holds no work of its own: it keeps the process alive only while a call waits.
-    worker.unref();
     worker.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const waiting = this.pending.get(m.id);
       this.pending.delete(m.id);
-      if (this.pending.size === 0) worker.unref();
       if (m.error !== undefined) waiting?.reject(new Error(`HNSW graph thread: ${m.error}`));
       else waiting?.resolve(m.result);
     });
