@@ -16,7 +16,7 @@
  *   is one of the exact top 4 or ties the exact 4th score (within 1e-5: the two stores round
  *   differently); *ids* counts only the exact top 4's ids; *ann-b.* counts, as ann-benchmarks does,
  *   a hit whose distance is at most the exact 4th's + 1e-3;
- * - the same searches through the HNSW graphs Parley keeps in process (CollectionGraphs, usearch):
+ * - the same searches through the HNSW graphs Parley keeps in its graph process (CollectionGraphs):
  *   over the PGlite table as the embedded database runs it (VECTOR_INDEX auto), and over the exact
  *   scan's table on PostgreSQL, each graph built (then, at the next size, patched) by a first
  *   search, with the time it took and the process's RSS it added;
@@ -45,6 +45,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Pool } from 'pg';
 import { AppModule } from '../apps/server/src/app.module';
 import { CatalogService } from '../libs/catalog/src';
@@ -56,7 +57,7 @@ import {
   GRAPH_EF_CONSTRUCTION,
   GRAPH_EF_SEARCH,
   GRAPH_M,
-  GraphWorker,
+  GraphProcess,
   IngestionService,
   PgvectorVectorStore,
   VectorStoreResolver,
@@ -221,6 +222,13 @@ async function grow(store: VectorStore, from: number, size: number, texts: strin
   }
 }
 
+/** The graph process's resident memory, from /proc (Linux), in MB. */
+function graphProcessRssMb(graphs: GraphProcess): string {
+  const status = graphs.pid === null ? '' : readFileSync(`/proc/${graphs.pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  return kb ? (Number(kb) / 1024).toFixed(0) : '?';
+}
+
 async function timeSearches(store: VectorStore, queries: number[][]): Promise<{ ms: number[]; hits: SearchHit[][] }> {
   const ms: number[] = [];
   const hits: SearchHit[][] = [];
@@ -260,8 +268,8 @@ async function stores(): Promise<void> {
   // Dropping the database at the end ends its connections; an idle one reports it here.
   pool.on('error', () => undefined);
   const hnsw = new PgvectorVectorStore(pglite, DIMENSIONS, hnswOptions());
-  // The HNSW graphs in process, over the same PGlite table and the same PostgreSQL table.
-  const graphs = new GraphWorker();
+  // The HNSW graphs (Parley's graph process), over the same PGlite table and the same PostgreSQL table.
+  const graphs = new GraphProcess();
   const graphOnPglite = new PgvectorVectorStore(pglite, DIMENSIONS, {
     exactBelow: 0,
     graph: { worker: graphs, megabytes: 4096 },
@@ -285,7 +293,7 @@ async function stores(): Promise<void> {
     });
     await parleyStore.init();
     // As Parley runs it in the embedded database (VECTOR_INDEX auto): no pgvector index, an HNSW
-    // graph in process, built on the first search after the load.
+    // graph, built on the first search after the load.
     const graphed = await PGlite.create({ extensions: { vector }, postgresqlconf: PGLITE_CONF });
     const graphedStore = new PgvectorVectorStore(graphed, DIMENSIONS, {
       ...hnswOptions(),
@@ -301,7 +309,7 @@ async function stores(): Promise<void> {
     await graphed.close();
     const ingestion = [
       [
-        `pgvector, PGlite, as Parley runs it (VECTOR_INDEX auto: no pgvector index; the graph built in process after, at ${graphRate.toFixed(0)} chunks/s)`,
+        `pgvector, PGlite, as Parley runs it (VECTOR_INDEX auto: no pgvector index; the graph built after, at ${graphRate.toFixed(0)} chunks/s)`,
         graphedRate,
       ],
       ['pgvector (HNSW), PGlite, the index live (VECTOR_INDEX=pgvector)', await ingest(hnsw, embedder, sim.url)],
@@ -346,12 +354,11 @@ async function stores(): Promise<void> {
         ['PGlite', graphOnPglite],
         ['PostgreSQL', graphOnPostgres],
       ] as const) {
-        const rssBefore = process.memoryUsage().rss;
         const started = performance.now();
         await store.search({ collection: 'corpus', vector: unrelated[0], topK: TOP_K });
         await store.graphs!.settled();
         graphBuilds.push(
-          `graph over ${name}'s ${size} chunks (${size - before} new) ready in ${((performance.now() - started) / 1000).toFixed(1)} s, RSS +${((process.memoryUsage().rss - rssBefore) / 2 ** 20).toFixed(0)} MB`,
+          `graph over ${name}'s ${size} chunks (${size - before} new) ready in ${((performance.now() - started) / 1000).toFixed(1)} s, the graph process's RSS then ${graphProcessRssMb(graphs)} MB`,
         );
       }
       // Queries as a user asks them (most of a chunk's words, reordered, and two others) have a
@@ -378,7 +385,7 @@ async function stores(): Promise<void> {
         }
         const viaPglite = await timeSearches(graphOnPglite, queries);
         row(
-          'HNSW graph in process over PGlite/pgvector (VECTOR_INDEX auto)',
+          "HNSW graph, Parley's graph process, over PGlite/pgvector (VECTOR_INDEX auto)",
           kind,
           String(GRAPH_EF_SEARCH),
           viaPglite,
@@ -386,7 +393,7 @@ async function stores(): Promise<void> {
         );
         const viaPostgres = await timeSearches(graphOnPostgres, queries);
         row(
-          'HNSW graph in process over the exact scan, PostgreSQL',
+          "HNSW graph, Parley's graph process, over the exact scan, PostgreSQL",
           kind,
           String(GRAPH_EF_SEARCH),
           viaPostgres,

@@ -231,7 +231,7 @@ describe('the benchmarks at smoke size', () => {
           expect(table).toContainEqual(
             expect.stringMatching(
               new RegExp(
-                `^\\| ${size} \\| HNSW graph in process ${graph} \\| ${kind} \\| 512 \\| 10 \\| [\\d.]+ \\| [\\d.]+ \\| 1\\.000 \\|`,
+                `^\\| ${size} \\| HNSW graph, Parley's graph process, ${graph} \\| ${kind} \\| 512 \\| 10 \\| [\\d.]+ \\| [\\d.]+ \\| 1\\.000 \\|`,
               ),
             ),
           );

@@ -353,7 +353,7 @@ export const envSchema = z.object({
     "`maintenance_work_mem` of a build of pgvector's HNSW index, for that build alone: a graph that outgrows it is built many times slower.",
   ),
   VECTOR_EXACT_BELOW: int(2000, 0).describe(
-    "A vector store searches a collection of fewer chunks than this exactly, without an HNSW index (pgvector's, or a graph in process: `VECTOR_INDEX`), which is faster at that size and misses no neighbour; 0: always through the index.",
+    "A vector store searches a collection of fewer chunks than this exactly, without an HNSW index (pgvector's, or Parley's graph: `VECTOR_INDEX`), which is faster at that size and misses no neighbour; 0: always through the index.",
   ),
   VECTOR_CACHE_MB: int(64, 0).describe(
     "MB of collections' chunks (vectors, texts, metadata) each vector store keeps in this process for its exact searches (the exact scan's, and a pgvector store's below `VECTOR_EXACT_BELOW`): a search asks the database only for the collection's version (moved on by every write, from any process) and ranks the kept chunks here, so another writer's change is never missed. A collection larger than this is searched in SQL. 0: every search in SQL.",
@@ -362,10 +362,10 @@ export const envSchema = z.object({
     .enum(['auto', 'graph', 'pgvector'], { message: 'expected auto, graph or pgvector' })
     .default('auto')
     .describe(
-      "What searches a pgvector store's collections of `VECTOR_EXACT_BELOW` chunks or more: `pgvector`, its HNSW index in the database; `graph`, an HNSW graph in this process (`VECTOR_GRAPH_MB`; pgvector's index is then not built); `auto`, the graph in the embedded database (PGlite, where pgvector's index is slow to write and to search) and pgvector's index in a PostgreSQL server. The exact scan has no index of its own and always uses the graph while `VECTOR_GRAPH_MB` allows.",
+      "What searches a pgvector store's collections of `VECTOR_EXACT_BELOW` chunks or more: `pgvector`, its HNSW index in the database; `graph`, an HNSW graph in a child process of Parley's (`VECTOR_GRAPH_MB`; pgvector's index is then not built); `auto`, the graph in the embedded database (PGlite, where pgvector's index is slow to write and to search) and pgvector's index in a PostgreSQL server. The exact scan has no index of its own and always uses the graph while `VECTOR_GRAPH_MB` allows.",
     ),
   VECTOR_GRAPH_MB: int(256, 0).describe(
-    "MB of HNSW graphs (usearch, int8 vectors, in a thread of this process) each vector store keeps for its collections of `VECTOR_EXACT_BELOW` chunks or more: about 0.75 KB a 256-dimension chunk. A graph is built on a collection's first search and brought up to date in the background after writes (from any process: the collection's version says so); until it is, the store searches without it. A collection larger than this is searched without a graph. 0: no graphs.",
+    "MB of HNSW graphs (usearch, int8 vectors, in a child process of this one) each vector store keeps for its collections of `VECTOR_EXACT_BELOW` chunks or more: about 0.75 KB a 256-dimension chunk. A graph is built on a collection's first search and brought up to date in the background after writes (from any process: the collection's version says so); until it is, the store searches without it. A collection larger than this is searched without a graph. 0: no graphs.",
   ),
   MEMORY_EMBEDDING_MODEL: z
     .string()

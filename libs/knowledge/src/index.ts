@@ -2,7 +2,7 @@ export type { Chunk, MetadataValue, Queryable, SearchHit, SearchQuery, VectorSto
 export { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
 export { PgvectorVectorStore, hasPgvector, isEmbedded, type PgvectorOptions } from './pgvector/pgvector.vector-store';
 export { CollectionGraphs, GRAPH_M, GRAPH_EF_CONSTRUCTION, GRAPH_EF_SEARCH } from './graph/collection-graphs';
-export { GraphWorker } from './graph/graph-worker';
+export { GraphProcess } from './graph/graph-process';
 export {
   COLLECTION_SOURCE,
   DEFAULT_TOP_K,

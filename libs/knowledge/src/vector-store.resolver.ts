@@ -1,7 +1,7 @@
 import { DomainError } from '@parley/core';
 import { Pool } from 'pg';
 import { ExactScanVectorStore } from './exact-scan/exact-scan.vector-store';
-import { GraphWorker } from './graph/graph-worker';
+import { GraphProcess } from './graph/graph-process';
 import { PgvectorVectorStore, hasPgvector, isEmbedded, type PgvectorOptions } from './pgvector/pgvector.vector-store';
 import type { Queryable, VectorStore } from './vector-store.port';
 
@@ -59,12 +59,12 @@ export type VectorIndexChoice = 'auto' | 'graph' | 'pgvector';
 
 export interface ResolverOptions extends Omit<PgvectorOptions, 'graph'> {
   /**
-   * MB of HNSW graphs each store keeps in this process (VECTOR_GRAPH_MB); 0: none, and
+   * MB of HNSW graphs each store keeps in the graph process (VECTOR_GRAPH_MB); 0: none, and
    * pgvector's index serves wherever the extension is.
    */
   graphMb?: number;
   /**
-   * `graph`: pgvector stores search large collections through a graph in this process too;
+   * `graph`: pgvector stores search large collections through Parley's graph too;
    * `pgvector`: through pgvector's own index; `auto`: the graph in an embedded database (PGlite),
    * pgvector's index in a PostgreSQL server. The exact scan, with no index of its own, always
    * uses the graph when graphMb allows.
@@ -89,8 +89,8 @@ function kindOf(type: string | null): StoreKind {
 export class VectorStoreResolver {
   private readonly stores = new Map<string, Promise<VectorStore>>();
   private readonly pools = new Map<string, Pool>();
-  /** The thread of every store's graphs, started with the first graph. */
-  private readonly graphWorker = new GraphWorker();
+  /** The process of every store's graphs, started with the first graph. */
+  private readonly graphProcess = new GraphProcess();
 
   constructor(
     private readonly source: CollectionSource,
@@ -140,7 +140,7 @@ export class VectorStoreResolver {
     const graph =
       graphMb > 0
         ? {
-            worker: this.graphWorker,
+            worker: this.graphProcess,
             megabytes: graphMb,
             onError: this.options.onGraphError,
           }
@@ -180,6 +180,6 @@ export class VectorStoreResolver {
     await Promise.all([...this.pools.values()].map((p) => p.end()));
     this.pools.clear();
     this.stores.clear();
-    await this.graphWorker.close();
+    await this.graphProcess.close();
   }
 }

@@ -1,18 +1,18 @@
 import { createTestDatabase, startEmbeddedPostgresForTest } from '@parley/testing';
 import { Pool } from 'pg';
 import { ExactScanVectorStore } from '../exact-scan/exact-scan.vector-store';
-import { GraphWorker } from '../graph/graph-worker';
+import { GraphProcess } from '../graph/graph-process';
 import { PgvectorVectorStore, hasPgvector } from '../pgvector/pgvector.vector-store';
 import { CONTRACT_DIMENSIONS, describeVectorStoreContract } from './vector-store.contract';
 
 /** PGlite with pgvector, as `npm start` runs it with nothing set (one connection, like its pool). */
 async function embedded(
-  make: (pool: Pool, worker: GraphWorker) => ExactScanVectorStore | PgvectorVectorStore,
+  make: (pool: Pool, worker: GraphProcess) => ExactScanVectorStore | PgvectorVectorStore,
   vector: boolean,
 ) {
   const pg = await startEmbeddedPostgresForTest();
   const pool = new Pool({ connectionString: pg.url, max: 1 });
-  const worker = new GraphWorker();
+  const worker = new GraphProcess();
   expect(await hasPgvector(pool)).toBe(vector);
   return {
     store: make(pool, worker),
@@ -25,7 +25,7 @@ async function embedded(
 }
 
 /** Every collection through an HNSW graph in process, each search waiting for it to be up to date. */
-const everyCollectionGraphed = (worker: GraphWorker) => ({ worker, megabytes: 16, wait: true });
+const everyCollectionGraphed = (worker: GraphProcess) => ({ worker, megabytes: 16, wait: true });
 
 describeVectorStoreContract('pgvector (HNSW) on the embedded PGlite', () =>
   embedded((pool) => new PgvectorVectorStore(pool, CONTRACT_DIMENSIONS), true),
@@ -84,7 +84,7 @@ describeVectorStoreContract(
   async () => {
     const database = await createTestDatabase('vector_exact_graph');
     const pool = new Pool({ connectionString: database.url, max: 2 });
-    const worker = new GraphWorker();
+    const worker = new GraphProcess();
     return {
       store: new ExactScanVectorStore(pool, CONTRACT_DIMENSIONS, 0, { ...everyCollectionGraphed(worker), above: 1 }),
       close: async () => {

@@ -37,7 +37,7 @@ const GRAPH_COLUMNS: GraphColumns = {
  * a search that computes the cosine similarity of every chunk of the collection (an exact scan:
  * linear in the collection's size, no index): in process over the collection's vectors read once
  * (CollectionVectors, `cacheMb`), else in SQL. With `graph`, collections of `graph.above` chunks
- * or more are searched through an HNSW graph in this process (CollectionGraphs) once it is built.
+ * or more are searched through an HNSW graph of Parley's (CollectionGraphs, in a child process) once it is built.
  */
 export class ExactScanVectorStore implements VectorStore {
   readonly kind = 'exact' as const;

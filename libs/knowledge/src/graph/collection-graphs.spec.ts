@@ -4,7 +4,7 @@ import { bruteForce, randomVector, seeded } from '../contract/vector-store.contr
 import { ExactScanVectorStore } from '../exact-scan/exact-scan.vector-store';
 import { PgvectorVectorStore, isEmbedded } from '../pgvector/pgvector.vector-store';
 import type { Chunk, SearchQuery } from '../vector-store.port';
-import { GraphWorker } from './graph-worker';
+import { GraphProcess } from './graph-process';
 
 const DIMS = 16;
 
@@ -35,10 +35,10 @@ async function caughtUp(
 
 const idsOf = (hits: { chunk: { id: string } }[] | null) => hits?.map((h) => h.chunk.id) ?? null;
 
-describe('CollectionGraphs: HNSW graphs in process over a store’s collections', () => {
+describe('CollectionGraphs: HNSW graphs in a process of their own over a store’s collections', () => {
   let database: TestDatabase;
   let pool: Pool;
-  let worker: GraphWorker;
+  let worker: GraphProcess;
   let store: ExactScanVectorStore;
   /** Another process's store on the same table: its writes move the collection's version. */
   let other: ExactScanVectorStore;
@@ -46,7 +46,7 @@ describe('CollectionGraphs: HNSW graphs in process over a store’s collections'
   beforeAll(async () => {
     database = await createTestDatabase('vector_graphs');
     pool = new Pool({ connectionString: database.url, max: 2 });
-    worker = new GraphWorker();
+    worker = new GraphProcess();
     store = new ExactScanVectorStore(pool, DIMS, 0, { worker, megabytes: 16, above: 100 });
     other = new ExactScanVectorStore(pool, DIMS);
     await store.init();
@@ -153,12 +153,17 @@ describe('CollectionGraphs: HNSW graphs in process over a store’s collections'
     expect(await tight.search(large)).toHaveLength(4);
   });
 
-  it('builds its graphs again after their thread died', async () => {
+  it('builds its graphs again after their process died, and the server goes on', async () => {
     const query = { collection: 'built', vector: randomVector(seeded(4), DIMS), topK: 4 };
     await store.graphs!.search(query);
     await store.graphs!.settled();
     expect(await store.graphs!.search(query)).not.toBeNull();
-    await worker.close();
+    // As a fault in the native addon would end it.
+    const pid = worker.pid!;
+    process.kill(pid, 'SIGKILL');
+    for (let waited = 0; worker.pid === pid && waited < 5_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(worker.pid).toBeNull();
     expect(await store.graphs!.search(query)).toBeNull();
     expect(await store.search(query)).toHaveLength(4);
     await store.graphs!.settled();
@@ -170,7 +175,7 @@ describe('pgvector on the embedded PGlite with graphs', () => {
   it('reads pgvector’s binary vectors into the graph, answers as the exact search does, and builds no pgvector index', async () => {
     const pg = await startEmbeddedPostgresForTest();
     const pool = new Pool({ connectionString: pg.url, max: 1 });
-    const worker = new GraphWorker();
+    const worker = new GraphProcess();
     try {
       expect(await isEmbedded(pool)).toBe(true);
       const store = new PgvectorVectorStore(pool, DIMS, { exactBelow: 100, graph: { worker, megabytes: 16 } });

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { toHit, type ChunkRow } from '../sql-rows';
 import type { Queryable, SearchHit, SearchQuery } from '../vector-store.port';
-import type { GraphWorker } from './graph-worker';
+import type { GraphProcess } from './graph-process';
 
 /** How a store reads its embeddings for a graph and scores candidates in SQL. */
 export interface GraphColumns {
@@ -16,7 +16,8 @@ export interface GraphColumns {
 }
 
 export interface CollectionGraphOptions {
-  worker: GraphWorker;
+  /** The child process that holds the graphs (one for all of a resolver's stores). */
+  worker: GraphProcess;
   /** Collections of at least this many chunks get a graph (smaller ones: the store's exact search). */
   above: number;
   /** MB of graphs this store keeps; the least recently searched goes first. */
@@ -36,7 +37,7 @@ const BEHIND = Symbol('behind');
 /**
  * The HNSW parameters, measured on bench:retrieval's 100,000-chunk corpus (256 dimensions):
  * recall@4 0.98 against the exact scan at a search p95 of about 3 ms, and a graph linked at
- * about 1,800 chunks/s on one thread (bench/README.md).
+ * about 1,800 chunks/s on one core (bench/README.md).
  */
 export const GRAPH_M = 32;
 export const GRAPH_EF_CONSTRUCTION = 128;
@@ -44,7 +45,7 @@ export const GRAPH_EF_SEARCH = 512;
 /** Candidates a search takes from the graph (at least four times its topK) and scores exactly. */
 const CANDIDATES = 40;
 
-/** Rows per statement while a graph reads its collection, and vectors per call into the graph thread. */
+/** Rows per statement while a graph reads its collection, and vectors per call into the graph process. */
 const PAGE_ROWS = 2_000;
 const ADD_SLICE = 128;
 /** Bytes a chunk takes in a graph besides its int8 vector: its links and its id, roughly. */
@@ -85,8 +86,8 @@ function hashOf(vector: Float32Array): number {
 }
 
 /**
- * Approximate nearest-neighbour search in process for collections stored in SQL: an HNSW graph
- * per large collection (usearch, in GraphWorker's thread), built from the collection's
+ * Approximate nearest-neighbour search for collections stored in SQL: an HNSW graph
+ * per large collection (usearch, in GraphProcess's child process), built from the collection's
  * embeddings and kept against the collection's version (collectionVersionsDdl), which every
  * write from any process moves on. A search takes the graph's nearest candidates, and one
  * statement reads them with their exact score and the version: at another version the store
@@ -138,7 +139,7 @@ export class CollectionGraphs {
     try {
       keys = await this.options.worker.search(graph.handle, Float32Array.from(query.vector), count);
     } catch {
-      // The thread died with its graphs: built again.
+      // The process ended with its graphs: built again.
       this.graphs.delete(collection);
       return this.refresh(collection);
     }

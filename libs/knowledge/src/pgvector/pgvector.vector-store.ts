@@ -54,8 +54,8 @@ export interface PgvectorOptions {
    */
   cacheMb?: number;
   /**
-   * Searches collections of `exactBelow` chunks or more through an HNSW graph in this process
-   * (CollectionGraphs) instead of pgvector's index, which is then not built: in PGlite's
+   * Searches collections of `exactBelow` chunks or more through an HNSW graph of Parley's
+   * (CollectionGraphs, in a child process) instead of pgvector's index, which is then not built: in PGlite's
    * WebAssembly, pgvector's index links about 270 chunks/s and misses the recall its searches
    * need within 20 ms at 100,000 chunks; the graph does both (bench/README.md).
    */
@@ -88,8 +88,8 @@ const SIZES_KEPT = 1000;
  * of a collection loaded since start scans and sorts every row (100 k chunks: ~285 ms, against
  * ~2 ms through the index).
  *
- * With `graph`, collections past `exactBelow` are searched through an HNSW graph in this process
- * instead (CollectionGraphs) and pgvector's index is not built; while a graph is being built or
+ * With `graph`, collections past `exactBelow` are searched through an HNSW graph of Parley's
+ * instead (CollectionGraphs, in a child process) and pgvector's index is not built; while a graph is being built or
  * brought up to date, the statement above answers (through an index built earlier, else by a
  * scan of the collection).
  */
@@ -99,7 +99,7 @@ export class PgvectorVectorStore implements VectorStore {
   private readonly rows: ChunkTable;
   /** The vectors of collections searched exactly, ranked in process. */
   private readonly vectors: CollectionVectors;
-  /** The HNSW graphs of large collections, when they are searched in process. */
+  /** The HNSW graphs of large collections, when they are searched through Parley's own. */
   readonly graphs: CollectionGraphs | null;
 
   private readonly efSearch: number;
