@@ -39,6 +39,18 @@ export function collectionVersionsDdl(table: string): string[] {
   ];
 }
 
+/** The SQL of a collection's version (`$1`), 0 before its first write; as a subquery or a statement. */
+export const collectionVersionSql = (table: string) =>
+  `coalesce((select version from ${table}_versions where collection = $1), 0)`;
+
+/** A collection's version as `<table>_versions` holds it now. */
+export async function collectionVersion(db: Queryable, table: string, collection: string): Promise<string> {
+  const { rows } = await db.query<{ version: string }>(`select ${collectionVersionSql(table)}::text as version`, [
+    collection,
+  ]);
+  return rows[0].version;
+}
+
 /** A collection's chunks as read at `version`: chunk i's embedding is at `i × dimensions`. */
 interface KeptCollection {
   version: string;
@@ -98,7 +110,7 @@ export class CollectionVectors {
   async search(query: SearchQuery): Promise<SearchHit[] | null> {
     if (!this.kept) return null;
     let kept = this.kept.get(query.collection);
-    if (kept && (await this.versionOf(query.collection)) !== kept.version) {
+    if (kept && (await collectionVersion(this.db, this.table, query.collection)) !== kept.version) {
       this.kept.delete(query.collection);
       kept = undefined;
     }
@@ -108,14 +120,6 @@ export class CollectionVectors {
       const chunk = kept.chunks[row];
       return { chunk: { ...chunk, metadata: { ...chunk.metadata } }, score };
     });
-  }
-
-  private async versionOf(collection: string): Promise<string> {
-    const { rows } = await this.db.query<{ version: string }>(
-      `select coalesce((select version from ${this.table}_versions where collection = $1), 0)::text as version`,
-      [collection],
-    );
-    return rows[0].version;
   }
 
   /** The top K rows by cosine similarity at or above the threshold, ties by id. */
@@ -175,7 +179,7 @@ export class CollectionVectors {
     const { rows } = await this.db.query<VectorRow & { version: string }>(
       `select v.version::text as version, c.collection, c.id, c.document_id, c.text, c.tokens, c.metadata,
               c.${this.embedding.column} as embedding${this.embedding.norm ? `, c.${this.embedding.norm} as norm` : ''}
-         from (select coalesce((select version from ${this.table}_versions where collection = $1), 0) as version) v
+         from (select ${collectionVersionSql(this.table)} as version) v
          left join ${this.table} c on c.collection = $1`,
       [collection],
     );

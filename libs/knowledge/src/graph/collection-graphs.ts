@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { collectionVersion, collectionVersionSql } from '../collection-vectors';
 import { toHit, type ChunkRow } from '../sql-rows';
 import type { Queryable, SearchHit, SearchQuery } from '../vector-store.port';
 import type { GraphProcess } from './graph-process';
@@ -148,7 +149,7 @@ export class CollectionGraphs {
     const { rows } = await this.db.query<ChunkRow & { version: string }>(
       `select v.version::text as version, c.collection, c.id, c.document_id, c.text, c.tokens, c.metadata,
               ${score.expression} as score
-         from (select coalesce((select version from ${this.table}_versions where collection = $1), 0) as version) v
+         from (select ${collectionVersionSql(this.table)} as version) v
          left join ${this.table} c on c.collection = $1 and c.id = any($3::text[]) and c.metadata @> $4::jsonb`,
       [collection, score.value, ids, JSON.stringify(query.filter ?? {})],
     );
@@ -200,7 +201,7 @@ export class CollectionGraphs {
     }
     // The version before the first page: a write committed during the reading moves it past this,
     // so the graph never answers for a state it did not read; the next update catches up.
-    const version = await this.versionOf(collection);
+    const version = await collectionVersion(this.db, this.table, collection);
     const next =
       graph && graph.removed < REBUILD_SHARE * graph.ids.length
         ? await this.patch(collection, graph)
@@ -211,14 +212,6 @@ export class CollectionGraphs {
     if (next !== graph) this.graphs.set(collection, next);
     // Its size changed: set again so the budget counts it.
     else this.graphs.set(collection, next, { noDisposeOnSet: true });
-  }
-
-  private async versionOf(collection: string): Promise<string> {
-    const { rows } = await this.db.query<{ version: string }>(
-      `select coalesce((select version from ${this.table}_versions where collection = $1), 0)::text as version`,
-      [collection],
-    );
-    return rows[0].version;
   }
 
   /** Each page of the collection's ids and embeddings, in id order. */
