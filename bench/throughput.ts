@@ -19,7 +19,7 @@ import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLangGraphPeer } from './peers/langgraph';
 import { postgresCpu } from './process-cpu';
-import { percentiles, type SimulatorProcess, type startClientProcess } from './turn-bench-support';
+import { percentiles, startProfile, type SimulatorProcess, type startClientProcess } from './turn-bench-support';
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
 
@@ -34,10 +34,11 @@ const TURNS_PER_CONVERSATION = Number(
 );
 const TOTAL_TURNS = Number(process.env.BENCH_THROUGHPUT_TURNS ?? (BENCH_TURNS >= 12 ? 800 : 0));
 const SETTLE_MS = 300;
+/** The kinds of turn of the closed loop; BENCH_THROUGHPUT_KINDS=plain runs one. */
 const KINDS = [
   { kind: 'plain', action: 'CHAT', content: 'Hello there, how are you today?', requests: 1 },
   { kind: 'tool', action: 'ANSWER', content: 'Where is my order A-1001?', requests: 2 },
-] as const;
+].filter((k) => (process.env.BENCH_THROUGHPUT_KINDS ?? 'plain,tool').split(',').includes(k.kind));
 
 export interface ThroughputTarget {
   /** Parley's all-in-one server, and a client key on it. */
@@ -138,6 +139,7 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
           );
         const firstRequest = await sim.requestCount();
         const retriesBefore = await retriesRecorded();
+        let stopProfile: () => Promise<void> = async () => undefined;
         const parley = await measure(async (onMeasuring) => {
           const { times } = await client.ask(
             {
@@ -149,8 +151,12 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
               turnsPerConversation: TURNS_PER_CONVERSATION,
               paced: false,
             },
-            onMeasuring,
+            () => {
+              onMeasuring();
+              stopProfile = startProfile(`closed-${k.kind}-${conversations}`);
+            },
           );
+          await stopProfile();
           return { times: times! };
         });
         // The bare SDK replays one of Parley's turns (from the middle of a conversation), as many

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     STREAM_EVENT_WINDOW_MS: process.env.STREAM_EVENT_WINDOW_MS,
     STREAM_EVENT_MAX_WINDOW_MS: process.env.STREAM_EVENT_MAX_WINDOW_MS,
     STREAM_EVENT_MAX_CHARS: process.env.STREAM_EVENT_MAX_CHARS,
+    PROJECTOR_THREAD: process.env.PROJECTOR_THREAD,
   });
   const app = await createHttpApp(AppModule.forRoot(config), config, benchLogger(config));
   // The command API of the split scenarios (the same server without the worker, in this process),

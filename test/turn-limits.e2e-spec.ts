@@ -1,4 +1,5 @@
 import { EVENT_STORE, type EventStore } from '@parley/event-store';
+import { TurnSlots } from '@parley/auth';
 import { REDIS, type Redis } from '@parley/platform';
 import { createServer, type Server } from 'node:http';
 import { startParley, type ParleyUnderTest } from './support/parley-app';
@@ -310,5 +311,21 @@ describe('failures, retries and limits of a turn', () => {
     }
     expect(longest).toBeGreaterThan(900_000);
     await parley.call('POST', `/api/v1/conversations/${id}/kill`, { reason: 'done' });
+  });
+
+  it('leaves the slot as its command took it when the turn has no longer a budget: no Redis call a turn to extend it', async () => {
+    const holdFor = jest.spyOn(parley.app.get(TurnSlots), 'holdFor');
+    try {
+      parley.simulator.script([{ reply: { text: 'Quick.' } }]);
+      const { res } = await send('CHAT');
+      expect(res.body).toMatchObject({ status: 'CO', reply: 'Quick.' });
+      expect(holdFor).not.toHaveBeenCalled();
+      parley.simulator.script([{ reply: { text: 'Slow.' } }]);
+      const long = await send('LONGTURN');
+      expect(long.res.body).toMatchObject({ status: 'CO', reply: 'Slow.' });
+      expect(holdFor).toHaveBeenCalledTimes(1);
+    } finally {
+      holdFor.mockRestore();
+    }
   });
 });

@@ -99,11 +99,14 @@ export class TurnRunner {
     if (s.status !== 'RU' && s.status !== 'none') await this.slots?.release(s.owner, s.id).catch(() => undefined);
     if (s.status !== 'RU' || s.turn?.no !== job.turnNo) return;
     if (!current && s.turn.runs > 1 && (await this.restartedSince(job))) return;
-    // The slot lives TURN_TIMEOUT_MS and a grace; a configuration may give the turn longer. Not
-    // awaited: the turn need not wait for Redis, and a slot not extended only frees itself early.
-    void this.slots
-      ?.holdFor(s.owner, s.id, turnDeadline({ ...s, turn: s.turn }) - Date.now() + SLOT_GRACE_MS)
-      .catch(() => undefined);
+    // The slot the turn's command took lives TURN_TIMEOUT_MS and a grace from the turn's start, so
+    // it outlives the deadline of a turn with no longer a budget: only a configuration that gives
+    // the turn longer extends it. Not awaited: the turn need not wait for Redis, and a slot not
+    // extended only frees itself early.
+    if (s.snapshot.limits.turnTimeoutMs > this.deps.config.turn.timeoutMs)
+      void this.slots
+        ?.holdFor(s.owner, s.id, turnDeadline({ ...s, turn: s.turn }) - Date.now() + SLOT_GRACE_MS)
+        .catch(() => undefined);
     const ctx = new TurnContext(
       job.conversationId,
       this.deps.repository,
