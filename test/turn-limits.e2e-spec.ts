@@ -11,7 +11,10 @@ describe('failures, retries and limits of a turn', () => {
   /** A tool endpoint that answers after five seconds. */
   let slowTool: Server;
   beforeAll(async () => {
-    slowTool = createServer((_req, res) => void setTimeout(() => res.end('{"late":true}'), 5_000));
+    slowTool = createServer((_req, res) => {
+      const late = setTimeout(() => res.end('{"late":true}'), 5_000);
+      res.on('close', () => clearTimeout(late));
+    });
     await new Promise<void>((r) => slowTool.listen(0, '127.0.0.1', r));
     const toolHost = `127.0.0.1:${(slowTool.address() as { port: number }).port}`;
     parley = await startParley(
