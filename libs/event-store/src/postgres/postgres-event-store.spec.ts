@@ -3,6 +3,7 @@ import { createPgPool } from '@parley/platform';
 import { createTestDatabase, until, type TestDatabase } from '@parley/testing';
 import { Client, type Pool, type PoolClient } from 'pg';
 import { describeEventStoreContract } from '../contract/event-store.contract';
+import type { ReadPageOptions } from '../event-store.port';
 import { describeHold } from '../event-store.module';
 import { HORIZON_STILL_MS, PostgresEventStore, type FeedHold } from './postgres-event-store';
 
@@ -244,6 +245,41 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
       expect(holds).toEqual([]);
     } finally {
       await elsewhere.end();
+    }
+  });
+
+  it("shows a catch-up subscriber an append of its process at once, past another database's open transaction", async () => {
+    const slowPolls = new PostgresEventStore(pool, { ...options, pollMs: 10_000 });
+    const reads: (ReadPageOptions | undefined)[] = [];
+    const readPage = slowPolls.readPage.bind(slowPolls);
+    jest.spyOn(slowPolls, 'readPage').mockImplementation((after, filter, maxCount, readOptions) => {
+      reads.push(readOptions);
+      return readPage(after, filter, maxCount, readOptions);
+    });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    let caughtUp = false;
+    const reading = (async () => {
+      for await (const item of slowPolls.subscribeToAll({ signal: controller.signal })) {
+        if (item.kind === 'caughtUp') caughtUp = true;
+        else seen.push(item.event.streamId);
+      }
+    })();
+    const elsewhere = await openTransaction(other.url);
+    try {
+      await until(async () => caughtUp, 10_000, 10);
+      reads.length = 0;
+      await slowPolls.append('conversation-subscribed', [noted(3)]);
+      // Woken by the append, the read that does not show it is followed within milliseconds by
+      // one past the other database's transaction: not by the 10 s poll, nor the horizon's wait.
+      await until(async () => seen.includes('conversation-subscribed'), 5_000, 5);
+      expect(reads).toContainEqual({ appendAwaited: true });
+    } finally {
+      controller.abort();
+      await reading;
+      await elsewhere.end();
+      jest.restoreAllMocks();
+      await slowPolls.close();
     }
   });
 

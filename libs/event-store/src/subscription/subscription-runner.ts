@@ -1,5 +1,5 @@
 import { Client, type ClientBase, type ClientConfig, type Pool, type PoolClient } from 'pg';
-import type { EventFilter, GlobalFeed, ReadPageOptions, RecordedEvent } from '../event-store.port';
+import type { EventFilter, GlobalFeed, RecordedEvent } from '../event-store.port';
 import { comparePositions, maxPosition } from '../position';
 import {
   beginLocked,
@@ -10,6 +10,7 @@ import {
   writeCheckpoint,
   type Statement,
 } from './checkpoints';
+import { AWAITED, HiddenAppends, sleep } from './hidden-appends';
 import { PositionWaiters } from './position-waiters';
 
 /** A subscription's settings, whichever way it applies its batches. */
@@ -88,55 +89,6 @@ export interface CheckpointSwap {
 
 const noop = () => undefined;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
-
-/** The read a subscription makes while an append of its process has not shown yet. */
-const AWAITED: ReadPageOptions = { appendAwaited: true };
-
-/**
- * An append of this process that the next read did not show: the feed's horizon hides it until
- * every transaction that began before it has ended, and one of them (any database's on the
- * cluster) is still running. Rather than wait for the next append or poll, the runner reads
- * again after 5 ms, 10, 20… (at most 100 ms apart) until it shows, or for one poll interval in
- * all, after which the poll takes over.
- */
-class HiddenAppends {
-  pending = false;
-  private retryMs = 0;
-  private waitedMs = 0;
-
-  constructor(private readonly pollMs: number) {}
-
-  appended(): void {
-    this.pending = true;
-  }
-
-  /** After a read: `moved`, the subscription got past its position (the append showed). */
-  read(moved: boolean): void {
-    if (moved || this.waitedMs >= this.pollMs) {
-      this.pending = false;
-      this.retryMs = 0;
-      this.waitedMs = 0;
-    }
-  }
-
-  nextRetryMs(): number {
-    this.retryMs = Math.min(100, Math.max(5, this.retryMs * 2));
-    this.waitedMs += this.retryMs;
-    return this.retryMs;
-  }
-}
 
 /**
  * Runs one checkpointed subscription (a projection, a relay): one active instance per
