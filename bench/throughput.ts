@@ -19,7 +19,7 @@ import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLangGraphPeer } from './peers/langgraph';
 import { postgresCpu } from './process-cpu';
-import { percentiles, startProfile, type SimulatorProcess, type startClientProcess } from './turn-bench-support';
+import { countStatements, percentiles, startProfile, type SimulatorProcess, type startClientProcess } from './turn-bench-support';
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
 
@@ -154,9 +154,13 @@ export async function measureThroughput(target: ThroughputTarget): Promise<Throu
             () => {
               onMeasuring();
               stopProfile = startProfile(`closed-${k.kind}-${conversations}`);
+              countStatements.byText.clear();
             },
           );
           await stopProfile();
+          // BENCH_SQL=1: the statements and Redis commands of Parley's turns in the closed loop.
+          for (const [text, n] of [...countStatements.byText].sort((a, b) => b[1] - a[1]).slice(0, 30))
+            process.stdout.write(`  ${(n / times!.length).toFixed(2)}  ${text}\n`);
           return { times: times! };
         });
         // The bare SDK replays one of Parley's turns (from the middle of a conversation), as many

@@ -40,12 +40,23 @@ export class TurnWorker implements OnApplicationBootstrap {
   /**
    * Runs `run`, then announces the conversation when the job was fetched from the queue: its
    * command may wait in another process. One started here was enqueued here, where the turn's
-   * appends wake the waiter themselves. A run that fails is not announced (it is retried).
+   * appends wake the waiter themselves; while it runs, the conversation is marked as running
+   * here (its waiter then does not poll the store), and its end, however it ends, wakes that
+   * waiter. A run that fails is not announced (it is retried).
    */
   private announcing<T extends { conversationId: string }>(run: JobHandler<T>): JobHandler<T> {
     return async (job, context) => {
-      await run(job, context);
-      if (!context.local) await this.signals.announce(job.conversationId).catch(() => undefined);
+      if (!context.local) {
+        await run(job, context);
+        await this.signals.announce(job.conversationId).catch(() => undefined);
+        return;
+      }
+      const ran = this.signals.runningHere(job.conversationId);
+      try {
+        await run(job, context);
+      } finally {
+        ran();
+      }
     };
   }
 }

@@ -30,7 +30,9 @@ export interface TurnWatch {
  * Waits until a turn ends or pauses (the conversation leaves RU). Wakes on this process's
  * appends, taking the state they folded to; for a turn a worker in another process runs, reads
  * the stream when that worker announces the turn (ConversationSignals), and every
- * `turn.waitPollMs` whatever comes. Never blocks a thread.
+ * `turn.waitPollMs` whatever comes. While the turn runs in this process, its appends and its
+ * run's end wake the waiter, and it does not poll (at 50 turns at once, the polls read each
+ * turn's stream about once more). Never blocks a thread.
  */
 @Injectable()
 export class TurnWaiter {
@@ -56,6 +58,11 @@ export class TurnWaiter {
       wake();
     });
     const offAnnounced = this.signals.onAnnounced(conversationId, () => {
+      announced = true;
+      wake();
+    });
+    // A run here that returned or failed: read the stream, in case the turn goes on elsewhere.
+    const offRan = this.signals.onRanHere(conversationId, () => {
       announced = true;
       wake();
     });
@@ -92,8 +99,10 @@ export class TurnWaiter {
         const left = deadline - Date.now();
         if (left <= 0) return { state, position, done: false };
         if (newest || announced) continue;
+        // A turn running here wakes this waiter by its appends and by its end: no poll meanwhile.
+        const waitMs = this.signals.isRunningHere(conversationId) ? left : Math.min(left, pollMs);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(left, pollMs));
+          const timer = setTimeout(resolve, waitMs);
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -107,6 +116,7 @@ export class TurnWaiter {
       close: () => {
         off();
         offAnnounced();
+        offRan();
       },
     };
   }

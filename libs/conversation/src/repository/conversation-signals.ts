@@ -15,7 +15,9 @@ export interface AppendedSignal extends Appended {
  * a running turn must stop now (kill), and, across processes through Redis pub/sub, a turn run
  * by another process than the one that took its command may have ended or paused (`announce`),
  * so a command waiting there reads the stream at once instead of at its next poll. Anything
- * else other processes do is noticed through the store.
+ * else other processes do is noticed through the store. And which conversations have a turn
+ * running in this process now (`runningHere`): a command waiting on one of those is woken by the
+ * run's own appends, and by the run's end, and need not poll the store.
  */
 @Injectable()
 export class ConversationSignals implements OnModuleDestroy {
@@ -25,6 +27,8 @@ export class ConversationSignals implements OnModuleDestroy {
   private readonly channel: string;
   /** The connection announcements arrive on, opened when the first waiter listens for them. */
   private subscriber: Redis | null = null;
+  /** Conversations with a turn running in this process, and how many runs (an entry per running turn). */
+  private readonly runs = new Map<string, number>();
 
   constructor(
     @Optional() @Inject(REDIS) private readonly redis: Redis | null = null,
@@ -49,6 +53,40 @@ export class ConversationSignals implements OnModuleDestroy {
   onAbort(conversationId: string, listener: () => void): () => void {
     this.emitter.on(`abort:${conversationId}`, listener);
     return () => this.emitter.off(`abort:${conversationId}`, listener);
+  }
+
+  /**
+   * Marks a turn of `conversationId` as running in this process until the returned function is
+   * called (once, when the run returns or fails); that call tells this process's listeners
+   * (`onRanHere`), whose waiter reads the stream then if the turn has not ended.
+   */
+  runningHere(conversationId: string): () => void {
+    this.runs.set(conversationId, (this.runs.get(conversationId) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.runs.get(conversationId) ?? 1) - 1;
+      if (left > 0) this.runs.set(conversationId, left);
+      else this.runs.delete(conversationId);
+      this.emitter.emit(`ran:${conversationId}`);
+    };
+  }
+
+  /** Whether a turn of `conversationId` runs in this process now. */
+  isRunningHere(conversationId: string): boolean {
+    return this.runs.has(conversationId);
+  }
+
+  /** `listener` runs when a run of a turn of `conversationId` in this process has returned or failed. */
+  onRanHere(conversationId: string, listener: () => void): () => void {
+    this.emitter.on(`ran:${conversationId}`, listener);
+    return () => this.emitter.off(`ran:${conversationId}`, listener);
+  }
+
+  /** How many conversations have a turn running in this process (bounded by the workers' concurrency). */
+  get runningCount(): number {
+    return this.runs.size;
   }
 
   /** Tells the other processes that a turn of `conversationId` ran here and may have ended or paused. */
