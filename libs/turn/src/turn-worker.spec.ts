@@ -23,9 +23,13 @@ describe('TurnWorker announcements', () => {
   let there: ConversationSignals;
   const ran: string[] = [];
   const heard: string[] = [];
+  /** Runs that found their conversation marked as running here, and runs whose end this process heard. */
+  const markedWhileRunning: string[] = [];
+  const endedHere: string[] = [];
   const runner = (fail: (id: string) => boolean) => ({
     run: async (job: { conversationId: string }) => {
       ran.push(job.conversationId);
+      if (signals.isRunningHere(job.conversationId)) markedWhileRunning.push(job.conversationId);
       if (fail(job.conversationId)) throw new Error('the run failed');
     },
   });
@@ -42,8 +46,10 @@ describe('TurnWorker announcements', () => {
       signals,
     );
     await worker.onApplicationBootstrap();
-    for (const id of ['timer-1', 'failing-timer', 'turn-1', 'local-turn', 'sentinel'])
+    for (const id of ['timer-1', 'failing-timer', 'turn-1', 'local-turn', 'sentinel']) {
       there.onAnnounced(id, () => heard.push(id));
+      signals.onRanHere(id, () => endedHere.push(id));
+    }
     await until(
       async () => Number(((await connections[1].pubsub('NUMSUB', `${prefix}:turn-announcements`)) as unknown[])[1]) > 0,
       5_000,
@@ -89,5 +95,13 @@ describe('TurnWorker announcements', () => {
     await signals.announce('sentinel');
     await until(() => heard.includes('sentinel'), 5_000, 10);
     expect(heard).toEqual(['timer-1', 'turn-1', 'sentinel']);
+  });
+
+  it('marks a conversation as running here while any run of it goes on, and tells this process when it ends, failed too', async () => {
+    await until(() => ['turn-1', 'local-turn', 'failing-timer'].every((id) => endedHere.includes(id)), 5_000, 10);
+    expect(markedWhileRunning).toEqual(expect.arrayContaining(['timer-1', 'failing-timer', 'turn-1', 'local-turn']));
+    for (const id of ['timer-1', 'failing-timer', 'turn-1', 'local-turn'])
+      expect(signals.isRunningHere(id)).toBe(false);
+    expect(signals.runningCount).toBe(0);
   });
 });

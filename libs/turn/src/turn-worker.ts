@@ -40,23 +40,20 @@ export class TurnWorker implements OnApplicationBootstrap {
   /**
    * Runs `run`, then announces the conversation when the job was fetched from the queue: its
    * command may wait in another process. One started here was enqueued here, where the turn's
-   * appends wake the waiter themselves; while it runs, the conversation is marked as running
-   * here (its waiter then does not poll the store), and its end, however it ends, wakes that
-   * waiter. A run that fails is not announced (it is retried).
+   * appends wake the waiter themselves. While any run goes on, the conversation is marked as
+   * running here (a command waiting in this process then does not poll the store: the run's
+   * appends wake it), and the run's end, however it ends, wakes that command. A run that fails
+   * is not announced (it is retried).
    */
   private announcing<T extends { conversationId: string }>(run: JobHandler<T>): JobHandler<T> {
     return async (job, context) => {
-      if (!context.local) {
-        await run(job, context);
-        await this.signals.announce(job.conversationId).catch(() => undefined);
-        return;
-      }
       const ran = this.signals.runningHere(job.conversationId);
       try {
         await run(job, context);
       } finally {
         ran();
       }
+      if (!context.local) await this.signals.announce(job.conversationId).catch(() => undefined);
     };
   }
 }
