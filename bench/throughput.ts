@@ -19,7 +19,13 @@ import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLangGraphPeer } from './peers/langgraph';
 import { postgresCpu } from './process-cpu';
-import { countStatements, percentiles, startProfile, type SimulatorProcess, type startClientProcess } from './turn-bench-support';
+import {
+  countStatements,
+  percentiles,
+  startProfile,
+  type SimulatorProcess,
+  type startClientProcess,
+} from './turn-bench-support';
 
 type BenchClient = Awaited<ReturnType<typeof startClientProcess>>;
 

@@ -89,7 +89,6 @@ export interface CheckpointSwap {
 
 const noop = () => undefined;
 
-
 /**
  * Runs one checkpointed subscription (a projection, a relay): one active instance per
  * subscription id across processes (pg_try_advisory_lock on a dedicated connection; other
