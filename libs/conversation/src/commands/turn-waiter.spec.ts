@@ -30,16 +30,22 @@ describe('TurnWaiter', () => {
 
   it('polls the stream every TURN_WAIT_POLL_MS for a turn that runs in another process', async () => {
     const watch = waiter.watch('elsewhere');
-    const waited = watch.until(from, 150);
-    await until(async () => reads.length >= 3, 5_000, 5);
-    await expect(waited).resolves.toMatchObject({ done: false });
+    const waited = watch.until(from, 60_000);
+    await until(async () => reads.length >= 3, 10_000, 5);
+    signals.appended('elsewhere', {
+      types: ['ConversationCompleted'],
+      state: completed,
+      revision: 5n,
+      position: 'pg:1:5',
+    });
+    await expect(waited).resolves.toMatchObject({ done: true });
     watch.close();
   });
 
   it('does not poll while the turn runs here, and ends with the append that ends it', async () => {
     const ran = signals.runningHere('here');
     const watch = waiter.watch('here');
-    const waited = watch.until(from, 5_000);
+    const waited = watch.until(from, 60_000);
     await sleep(200);
     expect(reads).toEqual([]);
     signals.appended('here', { types: ['ConversationCompleted'], state: completed, revision: 7n, position: 'pg:1:7' });
@@ -53,11 +59,11 @@ describe('TurnWaiter', () => {
   it('reads at once when the run here ends with the turn still running (handed on), then polls again', async () => {
     const ran = signals.runningHere('handed-on');
     const watch = waiter.watch('handed-on');
-    const waited = watch.until(from, 5_000);
+    const waited = watch.until(from, 60_000);
     await sleep(100);
     expect(reads).toEqual([]);
     ran();
-    await until(async () => reads.length >= 3, 5_000, 5);
+    await until(async () => reads.length >= 3, 10_000, 5);
     signals.appended('handed-on', {
       types: ['ConversationCompleted'],
       state: completed,
