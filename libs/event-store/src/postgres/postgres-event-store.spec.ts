@@ -265,9 +265,12 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
         else seen.push(item.event.streamId);
       }
     })();
-    const elsewhere = await openTransaction(other.url);
+    let elsewhere: Awaited<ReturnType<typeof openTransaction>> | undefined;
     try {
       await until(async () => caughtUp, 10_000, 10);
+      // An xid used up first, so the other database's transaction is a horizon no read has seen yet.
+      await pool.query('select pg_current_xact_id()');
+      elsewhere = await openTransaction(other.url);
       reads.length = 0;
       await slowPolls.append('conversation-subscribed', [noted(3)]);
       // Woken by the append, the read that does not show it is followed within milliseconds by
@@ -277,7 +280,7 @@ describe('PostgresEventStore: the feed while a write transaction stays open', ()
     } finally {
       controller.abort();
       await reading;
-      await elsewhere.end();
+      await elsewhere?.end();
       jest.restoreAllMocks();
       await slowPolls.close();
     }
