@@ -27,17 +27,20 @@ describe('TurnWaiter', () => {
     waiter = new TurnWaiter(repository, signals, loadConfig({ TURN_WAIT_POLL_MS: '10' }));
   });
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** The append that ends the turn, as a run in this process signals it. */
+  const endTurn = (conversationId: string, revision: bigint) =>
+    signals.appended(conversationId, {
+      types: ['ConversationCompleted'],
+      state: completed,
+      revision,
+      position: `pg:1:${revision}`,
+    });
 
   it('polls the stream every TURN_WAIT_POLL_MS for a turn that runs in another process', async () => {
     const watch = waiter.watch('elsewhere');
     const waited = watch.until(from, 60_000);
     await until(async () => reads.length >= 3, 10_000, 5);
-    signals.appended('elsewhere', {
-      types: ['ConversationCompleted'],
-      state: completed,
-      revision: 5n,
-      position: 'pg:1:5',
-    });
+    endTurn('elsewhere', 5n);
     await expect(waited).resolves.toMatchObject({ done: true });
     watch.close();
   });
@@ -48,7 +51,7 @@ describe('TurnWaiter', () => {
     const waited = watch.until(from, 60_000);
     await sleep(200);
     expect(reads).toEqual([]);
-    signals.appended('here', { types: ['ConversationCompleted'], state: completed, revision: 7n, position: 'pg:1:7' });
+    endTurn('here', 7n);
     await expect(waited).resolves.toEqual({ state: completed, position: 'pg:1:7', done: true });
     ran();
     expect(reads).toEqual([]);
@@ -64,12 +67,7 @@ describe('TurnWaiter', () => {
     expect(reads).toEqual([]);
     ran();
     await until(async () => reads.length >= 3, 10_000, 5);
-    signals.appended('handed-on', {
-      types: ['ConversationCompleted'],
-      state: completed,
-      revision: 9n,
-      position: 'pg:1:9',
-    });
+    endTurn('handed-on', 9n);
     await expect(waited).resolves.toMatchObject({ done: true });
     watch.close();
   });
